@@ -1,0 +1,125 @@
+//! The storage seam. Everything persistent goes through [`Store`]; [`sqlite::SqliteStore`] is
+//! the embedded engine (a PostgreSQL engine for many replicas comes later). No rusqlite type
+//! leaves [`sqlite`].
+//!
+//! The write path is group-committed: many concurrent [`Store::record`] calls share one
+//! transaction and one fsync, and each call resolves only after the commit that holds it, so a
+//! receiver that awaits `record` before answering 2xx never acknowledges an event it could lose.
+
+pub mod sqlite;
+
+use crate::clock::UnixMillis;
+use crate::metadata::Metadata;
+use crate::provider::ProviderId;
+use crate::request::Header;
+use crate::verdict::{Status, Verdict};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A delivery's id: increasing in arrival (commit) order.
+pub type DeliveryId = i64;
+
+/// A request about to be recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDelivery {
+    pub received_at: UnixMillis,
+    /// The first path segment: the source's name (kept even when no such source exists).
+    pub source: String,
+    /// The source's provider; `None` for an unknown source.
+    pub provider: Option<ProviderId>,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    /// In arrival order, with duplicates.
+    pub headers: Vec<Header>,
+    /// Exactly the bytes received (empty when the body was refused, see `body_refused`).
+    pub body: Vec<u8>,
+    /// The body's size: received, or declared by `Content-Length` when refused.
+    pub body_size: u64,
+    /// The body was not kept (it exceeded the limit); headers and size were.
+    pub body_refused: bool,
+    pub remote_addr: Option<String>,
+    pub verdict: Verdict,
+    pub metadata: Metadata,
+    /// The status the receiver answered (or will answer once this is committed).
+    pub response_status: u16,
+}
+
+/// A recorded delivery, whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub id: DeliveryId,
+    pub record: NewDelivery,
+}
+
+/// One row of a listing: what a list view shows, without headers and body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliverySummary {
+    pub id: DeliveryId,
+    pub received_at: UnixMillis,
+    pub source: String,
+    pub provider: Option<ProviderId>,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub verdict: Status,
+    pub reason: Option<String>,
+    pub event_id: Option<String>,
+    pub event_type: Option<String>,
+    pub response_status: u16,
+    pub body_size: u64,
+}
+
+/// What to list, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliveryFilter {
+    /// At most this many rows (the store caps it).
+    pub limit: Option<u32>,
+    pub source: Option<String>,
+    pub verdict: Option<Status>,
+    /// Only deliveries with an id below this one (paging).
+    pub before: Option<DeliveryId>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The database could not be opened, migrated, written or read.
+    #[error("storage failed: {0}")]
+    Storage(String),
+    /// The store is shutting down or its writer has stopped.
+    #[error("the store is closed")]
+    Closed,
+    /// The database was written by a newer Hooklab.
+    #[error("the database schema version {found} is newer than this Hooklab supports ({supported}); upgrade Hooklab")]
+    TooNew { found: i64, supported: i64 },
+}
+
+/// Everything persistent. Implementations must make `record` durable before it resolves.
+pub trait Store: Send + Sync + 'static {
+    /// Records a delivery durably; resolves after the commit (and fsync) that holds it.
+    fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<DeliveryId, StoreError>>;
+
+    /// Deliveries matching `filter`, newest first.
+    fn list(
+        &self,
+        filter: DeliveryFilter,
+    ) -> BoxFuture<'_, Result<Vec<DeliverySummary>, StoreError>>;
+
+    /// One delivery, whole, or `None`.
+    fn get(&self, id: DeliveryId) -> BoxFuture<'_, Result<Option<Delivery>, StoreError>>;
+}
+
+/// Small helper so `Verdict` round-trips through storage as JSON.
+pub fn verdict_to_json(v: &Verdict) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "{}".into())
+}
+
+/// The inverse of [`verdict_to_json`]; a damaged value reads back as "not verified".
+pub fn verdict_from_json(s: &str) -> Verdict {
+    serde_json::from_str(s).unwrap_or_else(|_| Verdict::not_verified("stored verdict unreadable"))
+}
+
