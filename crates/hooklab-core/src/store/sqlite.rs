@@ -1,1 +1,0 @@
-//! PLACEHOLDER: the SQLite store.

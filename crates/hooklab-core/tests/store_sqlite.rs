@@ -1,0 +1,370 @@
+//! The SQLite store against real files in temporary folders, one module per capability:
+//! byte-exact round trips, group commit under concurrency (and durability across reopen),
+//! reopening, listing with filters and paging, and the CLI's read-only path.
+
+use hooklab_core::clock::UnixMillis;
+use hooklab_core::metadata::Metadata;
+use hooklab_core::provider::ProviderId;
+use hooklab_core::request::Header;
+use hooklab_core::store::sqlite::SqliteStore;
+use hooklab_core::store::{DeliveryFilter, NewDelivery, Store, StoreError};
+use hooklab_core::verdict::{Diagnosis, Finding, Reason, Status, Verdict};
+
+fn delivery(source: &str, verdict: Verdict, body: &[u8]) -> NewDelivery {
+    NewDelivery {
+        received_at: UnixMillis(1_750_000_000_123),
+        source: source.into(),
+        provider: source.parse().ok(),
+        method: "POST".into(),
+        path: format!("/{source}"),
+        query: None,
+        headers: vec![Header::new("Content-Type", "application/json")],
+        body: body.to_vec(),
+        body_size: body.len() as u64,
+        body_refused: false,
+        remote_addr: Some("203.0.113.7:51234".into()),
+        verdict,
+        metadata: Metadata::default(),
+        response_status: 200,
+    }
+}
+
+fn valid() -> Verdict {
+    Verdict::valid(0, Some(1_750_000_000), "signature matches secret #0".into())
+}
+
+fn invalid() -> Verdict {
+    Verdict::invalid(Reason::SignatureMismatch, "no secret matches")
+}
+
+fn all() -> DeliveryFilter {
+    DeliveryFilter {
+        limit: Some(10_000),
+        ..Default::default()
+    }
+}
+
+mod round_trip {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_byte_and_field_comes_back_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("nested/dir/hooklab.db"))
+            .expect("open creates missing parent folders");
+        let mut d = delivery(
+            "stripe",
+            invalid(),
+            b"\xff\xfe{\"id\":\x00\"evt_1\"}\xc3\x28",
+        );
+        d.method = "PUT".into();
+        d.path = "/stripe/hooks".into();
+        d.query = Some("a=1&a=2&b=%ZZ".into());
+        d.headers = vec![
+            Header::new("Stripe-Signature", "t=1,v1=abc"),
+            Header::new("X-Dup", "first"),
+            Header::new("content-type", "application/json"),
+            Header::new("x-dup", "second"),
+            Header::new("X-Binary", b"\x80\xff raw \x00".to_vec()),
+            Header::new("X-DUP", "third"),
+        ];
+        d.metadata = Metadata {
+            event_id: Some("evt_1".into()),
+            event_type: Some("payment_intent.succeeded".into()),
+            object_id: Some("pi_1".into()),
+            provider_time: Some(UnixMillis(1_749_999_999_000)),
+            idempotency_key: Some("evt_1".into()),
+        };
+        d.response_status = 401;
+        d.verdict.diagnosis = Some(Diagnosis {
+            finding: Some(Finding::OutsideTolerance {
+                secret_index: 0,
+                age_secs: 400,
+                by_secs: 100,
+            }),
+            message: "the timestamp is 400 s old; the tolerance is 300 s".into(),
+        });
+        let id = store.record(d.clone()).await.unwrap();
+
+        let got = store.get(id).await.unwrap().expect("the row just written");
+        assert_eq!(got.id, id);
+        assert_eq!(
+            got.record, d,
+            "body bytes, header order/duplicates/case/binary values, query, metadata and \
+             verdict must all survive storage unchanged"
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_and_refused_bodies_and_unknown_sources_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+        let mut empty = delivery(
+            "nobody-configured-this",
+            Verdict::not_verified("unknown"),
+            b"",
+        );
+        empty.headers.clear();
+        empty.remote_addr = None;
+        let mut refused = delivery("github", valid(), b"");
+        refused.body_refused = true;
+        refused.body_size = 50 * 1024 * 1024;
+        refused.response_status = 413;
+        for d in [empty, refused] {
+            let id = store.record(d.clone()).await.unwrap();
+            assert_eq!(store.get(id).await.unwrap().unwrap().record, d);
+        }
+        assert!(
+            store.get(9_999).await.unwrap().is_none(),
+            "a missing id is None, not an error"
+        );
+    }
+}
+
+mod group_commit {
+    use super::*;
+    use std::collections::HashSet;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    /// Records `tasks * per_task` deliveries from concurrent tasks; returns ids and rows/s.
+    async fn record_concurrently(
+        store: &Arc<SqliteStore>,
+        tasks: usize,
+        per_task: usize,
+        body: &'static [u8],
+    ) -> (Vec<i64>, f64) {
+        let started = Instant::now();
+        let handles: Vec<_> = (0..tasks)
+            .map(|t| {
+                let store = Arc::clone(store);
+                tokio::spawn(async move {
+                    let mut ids = Vec::with_capacity(per_task);
+                    for i in 0..per_task {
+                        let mut d = delivery("stripe", valid(), body);
+                        d.metadata.event_id = Some(format!("evt_{t}_{i}"));
+                        ids.push(store.record(d).await.expect("every record commits"));
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for h in handles {
+            ids.extend(h.await.unwrap());
+        }
+        let rate = ids.len() as f64 / started.elapsed().as_secs_f64();
+        (ids, rate)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn two_thousand_concurrent_records_group_and_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hooklab.db");
+        let store = Arc::new(SqliteStore::open(&path).unwrap());
+        let (ids, rate) = record_concurrently(&store, 200, 10, br#"{"id":"evt"}"#).await;
+
+        let distinct: HashSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), 2_000, "every record got its own id");
+        let stats = store.stats();
+        println!("2 000 records from 200 tasks: {rate:.0} rows/s, {stats:?}");
+        assert_eq!(stats.rows, 2_000);
+        assert!(
+            stats.commits < stats.rows,
+            "concurrent records must share commits (one fsync for many): {stats:?}"
+        );
+
+        drop(Arc::try_unwrap(store).expect("no other handle"));
+        let reopened = SqliteStore::open(&path).unwrap();
+        let listed = reopened.list(all()).await.unwrap();
+        assert_eq!(listed.len(), 2_000, "every acknowledged record is on disk");
+        let listed_ids: HashSet<_> = listed.iter().map(|s| s.id).collect();
+        assert_eq!(listed_ids, ids.iter().copied().collect::<HashSet<_>>());
+    }
+
+    /// Not a timed assertion: prints throughput for a quick look (`--nocapture`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn prints_throughput() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open(&dir.path().join("hooklab.db")).unwrap());
+        static BODY: [u8; 1024] = [b'x'; 1024];
+        for (tasks, per_task) in [(1, 200), (64, 100), (512, 40)] {
+            let before = store.stats();
+            let (ids, rate) = record_concurrently(&store, tasks, per_task, &BODY).await;
+            let after = store.stats();
+            println!(
+                "{tasks:>3} concurrent writers, {} × 1 KiB: {rate:>8.0} rows/s, {} commits",
+                ids.len(),
+                after.commits - before.commits
+            );
+        }
+    }
+}
+
+mod reopen {
+    use super::*;
+
+    #[tokio::test]
+    async fn reopening_keeps_data_and_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hooklab.db");
+        let id = {
+            let store = SqliteStore::open(&path).unwrap();
+            store
+                .record(delivery("stripe", valid(), b"1"))
+                .await
+                .unwrap()
+        };
+        for _ in 0..2 {
+            let store = SqliteStore::open(&path).expect("a current schema reopens as is");
+            assert!(store.get(id).await.unwrap().is_some());
+        }
+        let next = SqliteStore::open(&path)
+            .unwrap()
+            .record(delivery("stripe", valid(), b"2"))
+            .await
+            .unwrap();
+        assert!(next > id, "ids keep increasing across reopen");
+    }
+}
+
+mod listing {
+    use super::*;
+
+    /// 30 deliveries: sources alternate stripe/github; every third is invalid.
+    async fn seeded() -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+        for i in 0..30 {
+            let source = if i % 2 == 0 { "stripe" } else { "github" };
+            let verdict = if i % 3 == 0 { invalid() } else { valid() };
+            let mut d = delivery(source, verdict, format!("{i}").as_bytes());
+            d.metadata.event_id = Some(format!("evt_{i}"));
+            store.record(d).await.unwrap();
+        }
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn newest_first_with_summary_fields() {
+        let (_dir, store) = seeded().await;
+        let rows = store.list(DeliveryFilter::default()).await.unwrap();
+        assert_eq!(rows.len(), 30);
+        assert!(rows.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+        let newest = &rows[0];
+        assert_eq!(newest.event_id.as_deref(), Some("evt_29"));
+        assert_eq!(newest.source, "github");
+        assert_eq!(newest.provider, Some(ProviderId::Github));
+        assert_eq!(newest.verdict, Status::Valid);
+        assert_eq!(newest.reason, None);
+        assert_eq!(newest.body_size, 2);
+        let oldest = rows.last().unwrap();
+        assert_eq!(oldest.reason.as_deref(), Some("signature_mismatch"));
+    }
+
+    #[tokio::test]
+    async fn filters_combine() {
+        let (_dir, store) = seeded().await;
+        let by = |source: Option<&str>, verdict: Option<Status>| DeliveryFilter {
+            source: source.map(String::from),
+            verdict,
+            ..Default::default()
+        };
+        let stripe = store.list(by(Some("stripe"), None)).await.unwrap();
+        assert_eq!(stripe.len(), 15);
+        assert!(stripe.iter().all(|s| s.source == "stripe"));
+        let invalid = store.list(by(None, Some(Status::Invalid))).await.unwrap();
+        assert_eq!(invalid.len(), 10);
+        let both = store
+            .list(by(Some("github"), Some(Status::Invalid)))
+            .await
+            .unwrap();
+        // i odd and divisible by 3: 3, 9, 15, 21, 27.
+        assert_eq!(both.len(), 5);
+        assert!(store.list(by(Some("nope"), None)).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn paging_with_before_walks_every_row_once() {
+        let (_dir, store) = seeded().await;
+        let mut seen = Vec::new();
+        let mut before = None;
+        loop {
+            let page = store
+                .list(DeliveryFilter {
+                    limit: Some(7),
+                    before,
+                    source: Some("stripe".into()),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            if page.is_empty() {
+                break;
+            }
+            assert!(page.len() <= 7);
+            before = page.last().map(|s| s.id);
+            seen.extend(page.into_iter().map(|s| s.id));
+        }
+        assert_eq!(seen.len(), 15, "every stripe row exactly once");
+        assert!(seen.windows(2).all(|w| w[0] > w[1]));
+    }
+
+    #[tokio::test]
+    async fn limit_defaults_to_50_and_is_capped_at_10_000() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+        let pending: Vec<_> = (0..10_050)
+            .map(|_| store.record(delivery("stripe", valid(), b"")))
+            .collect();
+        for f in pending {
+            f.await.unwrap();
+        }
+        assert_eq!(
+            store.list(DeliveryFilter::default()).await.unwrap().len(),
+            50
+        );
+        let huge = DeliveryFilter {
+            limit: Some(u32::MAX),
+            ..Default::default()
+        };
+        assert_eq!(store.list(huge).await.unwrap().len(), 10_000);
+    }
+}
+
+mod read_only {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_cli_reads_while_the_receiver_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hooklab.db");
+        let store = SqliteStore::open(&path).unwrap();
+        let id = store
+            .record(delivery("stripe", valid(), b"a"))
+            .await
+            .unwrap();
+
+        let reader = SqliteStore::open_read_only(&path).unwrap();
+        assert_eq!(reader.list(&all()).unwrap().len(), 1);
+        assert_eq!(reader.get(id).unwrap().unwrap().record.body, b"a");
+        store
+            .record(delivery("stripe", valid(), b"b"))
+            .await
+            .unwrap();
+        assert_eq!(
+            reader.list(&all()).unwrap().len(),
+            2,
+            "the reader sees commits made after it opened"
+        );
+    }
+
+    #[test]
+    fn a_missing_database_is_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("absent.db");
+        let err = SqliteStore::open_read_only(&path).unwrap_err();
+        assert!(matches!(err, StoreError::Storage(_)), "got {err:?}");
+        assert!(!path.exists(), "reading must never create a database");
+    }
+}
