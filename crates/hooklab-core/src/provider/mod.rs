@@ -6,7 +6,7 @@
 //! secret rotation and diagnosis are applied once, generically, in [`crate::verify`].
 
 mod common;
-pub use common::{ct_eq, hmac_digest, Digest, Encoding, SimpleHmac};
+pub use common::{Digest, Encoding, SimpleHmac, ct_eq, hmac_digest};
 
 mod adyen;
 mod asaas;
