@@ -43,8 +43,8 @@ impl UnixMillis {
 
     /// Parses RFC 3339 (any offset, any sub-second precision).
     pub fn parse_rfc3339(s: &str) -> Option<Self> {
-        let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
-            .ok()?;
+        let t =
+            time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
         i64::try_from(t.unix_timestamp_nanos() / 1_000_000)
             .ok()
             .map(Self)

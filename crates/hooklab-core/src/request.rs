@@ -125,15 +125,13 @@ pub fn percent_decode(input: &[u8]) -> String {
     while i < input.len() {
         match input[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < input.len() => {
-                match (hex_val(input[i + 1]), hex_val(input[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push(h << 4 | l);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
+            b'%' if i + 2 < input.len() => match (hex_val(input[i + 1]), hex_val(input[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h << 4 | l);
+                    i += 2;
                 }
-            }
+                _ => out.push(b'%'),
+            },
             b => out.push(b),
         }
         i += 1;
@@ -194,11 +192,7 @@ mod tests {
 
     #[test]
     fn header_lookup_is_case_insensitive_and_keeps_duplicates() {
-        let r = RawRequest::post(
-            "/x?a=1",
-            [("X-A", "1"), ("x-b", "2"), ("x-a", "3")],
-            vec![],
-        );
+        let r = RawRequest::post("/x?a=1", [("X-A", "1"), ("x-b", "2"), ("x-a", "3")], vec![]);
         assert_eq!(r.header_str("x-a"), Some("1"));
         assert_eq!(r.headers_named("X-A").count(), 2);
         assert_eq!(r.query.as_deref(), Some("a=1"));

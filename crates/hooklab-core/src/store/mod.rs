@@ -94,7 +94,9 @@ pub enum StoreError {
     #[error("the store is closed")]
     Closed,
     /// The database was written by a newer Hooklab.
-    #[error("the database schema version {found} is newer than this Hooklab supports ({supported}); upgrade Hooklab")]
+    #[error(
+        "the database schema version {found} is newer than this Hooklab supports ({supported}); upgrade Hooklab"
+    )]
     TooNew { found: i64, supported: i64 },
 }
 
@@ -122,4 +124,3 @@ pub fn verdict_to_json(v: &Verdict) -> String {
 pub fn verdict_from_json(s: &str) -> Verdict {
     serde_json::from_str(s).unwrap_or_else(|_| Verdict::not_verified("stored verdict unreadable"))
 }
-
