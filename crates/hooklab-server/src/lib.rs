@@ -1,1 +1,39 @@
-//! hooklab-server
+//! # hooklab-server
+//!
+//! Hooklab's runtime: the public receiver that records every webhook byte-exact, verified and
+//! durably committed before it answers, and the wiring that runs it.
+//!
+//! # Layout, in the order a delivery meets it
+//!
+//! 1. [`config`]: listen address, body limit, public URL, and the *sources* (name, provider,
+//!    secrets, response), from TOML or CLI flags.
+//! 2. [`receiver::TapListener`]: accepts connections and keeps each request head as sent
+//!    (arrival order, duplicates, original case), which hyper's `HeaderMap` cannot.
+//! 3. [`receiver::Receiver`]: one axum fallback handler for `/{source}/…`: reads the body
+//!    within the limit, verifies with the source's provider, records through
+//!    [`hooklab_core::store::Store`], and answers the configured response only after the
+//!    commit. Unknown sources (404) and oversized bodies (413) are recorded too.
+//! 4. [`events`]: each committed delivery is announced on a broadcast bus (CLI, control API).
+//! 5. [`runtime`]: [`runtime::start`] binds and serves; [`runtime::Running::run_until`] shuts
+//!    down gracefully when the future passed in resolves.
+//!
+//! [`clock`] supplies "received at"; [`error`] says why the server could not start.
+//!
+//! ```no_run
+//! # async fn demo(store: std::sync::Arc<dyn hooklab_core::store::Store>) -> Result<(), hooklab_server::error::ServerError> {
+//! use hooklab_server::{config::{Config, SourceConfig}, runtime};
+//!
+//! let mut config = Config::default();
+//! config.sources.push(SourceConfig::parse_cli("stripe=stripe:env:STRIPE_WEBHOOK_SECRET")?);
+//! let running = runtime::start(config, store).await?;
+//! println!("POST your webhooks to {}/stripe", running.url());
+//! running.run_until(runtime::shutdown_signal()).await
+//! # }
+//! ```
+
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod receiver;
+pub mod runtime;

@@ -1,0 +1,42 @@
+//! The receiver's clock: where "received at" (and the "now" of signature tolerance) comes from.
+//! The system clock in production; a pinned or scripted one in tests, so verdicts are exact.
+
+use hooklab_core::clock::UnixMillis;
+use std::sync::Arc;
+
+/// A source of [`UnixMillis`], read once per request.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> UnixMillis + Send + Sync>);
+
+impl Clock {
+    /// The wall clock.
+    pub fn system() -> Self {
+        Self(Arc::new(UnixMillis::now))
+    }
+
+    /// Always the same instant.
+    pub fn fixed(at: UnixMillis) -> Self {
+        Self(Arc::new(move || at))
+    }
+
+    /// Any function (e.g. one a test advances).
+    pub fn from_fn(f: impl Fn() -> UnixMillis + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    pub fn now(&self) -> UnixMillis {
+        (self.0)()
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Self::system()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}

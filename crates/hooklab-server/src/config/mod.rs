@@ -1,0 +1,268 @@
+//! The receiver's configuration: where to listen, where to store, and the *sources* (one per
+//! gateway endpoint: a name, a provider, its secrets, and the response to give).
+//!
+//! Read from TOML ([`Config::load`], [`Config::from_toml_str`]) or built by the CLI from flags
+//! ([`SourceConfig::parse_cli`]). A secret written `env:VAR` is read from the environment at
+//! load time. Secrets never appear in `Debug` output or error messages: TOML errors are
+//! reported by line and column with the parser's message only, never the offending line.
+//!
+//! ```toml
+//! port = 8787
+//! public_url = "https://example.trycloudflare.com"
+//!
+//! [[source]]
+//! name = "stripe"
+//! provider = "stripe"
+//! secret = "env:STRIPE_WEBHOOK_SECRET"
+//!
+//! [source.response]
+//! status = 200
+//! headers = { "Content-Type" = "application/json" }
+//! body = '{"received":true}'
+//! ```
+
+mod response;
+mod source;
+#[cfg(test)]
+mod tests;
+
+pub use response::{MAX_DELAY_MS, ResponseConfig};
+pub use source::SourceConfig;
+
+use serde::Deserialize;
+use std::env::VarError;
+use std::path::{Path, PathBuf};
+
+/// The default address: loopback only; expose it through a tunnel, not by binding wide.
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+pub const DEFAULT_PORT: u16 = 8787;
+/// Bodies above this many bytes are refused with 413 (headers and size are still recorded).
+pub const DEFAULT_BODY_LIMIT: u64 = 10 * 1024 * 1024;
+
+/// How `env:VAR` secrets are looked up; [`std::env::var`] outside tests.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Result<String, VarError>;
+
+/// Everything the receiver needs to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The interface to bind; loopback by default so only a tunnel exposes the receiver.
+    pub host: String,
+    /// The port to bind; 0 picks a free one (tests, parallel instances).
+    pub port: u16,
+    /// The SQLite file; `None` lets the caller pick (the CLI uses the user's data directory).
+    pub db: Option<PathBuf>,
+    /// The largest body kept, in bytes; larger requests are answered 413 and recorded without
+    /// their body.
+    pub body_limit: u64,
+    /// The URL senders call (a tunnel's), used to verify URL-signed providers (Twilio, Square).
+    pub public_url: Option<String>,
+    /// The configured sources; a request's first path segment selects one by name.
+    pub sources: Vec<SourceConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            host: DEFAULT_HOST.into(),
+            port: DEFAULT_PORT,
+            db: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+            public_url: None,
+            sources: Vec::new(),
+        }
+    }
+}
+
+/// A configuration that cannot be used, with where and why. Messages never contain a secret.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("cannot read the config file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `at` is `file:line:column` (or `--source` for the CLI flag).
+    #[error("{at}: {message}")]
+    Invalid { at: String, message: String },
+    #[error(
+        "{at}: environment variable `{var}` (a secret of source `{source_name}`) {problem}; \
+         export it, or write the secret in the config"
+    )]
+    Env {
+        at: String,
+        var: String,
+        source_name: String,
+        problem: String,
+    },
+}
+
+impl ConfigError {
+    pub(crate) fn invalid(at: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Invalid {
+            at: at.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default = "default_host")]
+    host: String,
+    #[serde(default = "default_port")]
+    port: u16,
+    #[serde(default)]
+    db: Option<PathBuf>,
+    #[serde(default = "default_body_limit")]
+    body_limit: u64,
+    #[serde(default)]
+    public_url: Option<String>,
+    #[serde(default, alias = "sources")]
+    source: Vec<toml::Spanned<source::RawSource>>,
+}
+
+fn default_host() -> String {
+    DEFAULT_HOST.into()
+}
+fn default_port() -> u16 {
+    DEFAULT_PORT
+}
+fn default_body_limit() -> u64 {
+    DEFAULT_BODY_LIMIT
+}
+
+impl Config {
+    /// Reads and validates a TOML file; `env:VAR` secrets come from the process environment.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, &path.display().to_string(), &|v| std::env::var(v))
+    }
+
+    /// Parses and validates TOML text; `env:VAR` secrets come from the process environment.
+    pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
+        Self::parse(text, "config", &|v| std::env::var(v))
+    }
+
+    /// [`Config::from_toml_str`] with another environment (tests, embedding).
+    pub fn from_toml_str_with_env(text: &str, env: EnvLookup<'_>) -> Result<Self, ConfigError> {
+        Self::parse(text, "config", env)
+    }
+
+    fn parse(text: &str, file: &str, env: EnvLookup<'_>) -> Result<Self, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            // The error's Display quotes the offending line, which may hold a secret: report
+            // the position and the parser's message only.
+            let at = e
+                .span()
+                .map_or_else(|| file.to_string(), |span| locate(file, text, span.start));
+            ConfigError::invalid(at, e.message().trim_end())
+        })?;
+        let sources = raw
+            .source
+            .into_iter()
+            .map(|spanned| {
+                let at = locate(file, text, spanned.span().start);
+                spanned.into_inner().resolve(&at, env)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let config = Self {
+            host: raw.host,
+            port: raw.port,
+            db: raw.db,
+            body_limit: raw.body_limit,
+            public_url: raw.public_url,
+            sources,
+        };
+        config.validate_at(file)?;
+        Ok(config)
+    }
+
+    /// Checks what the types cannot: names, statuses, provider options, the public URL.
+    /// [`crate::runtime::start`] calls it, so hand-built configs are checked too.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_at("config")
+    }
+
+    fn validate_at(&self, at: &str) -> Result<(), ConfigError> {
+        if self.host.trim().is_empty() {
+            return Err(ConfigError::invalid(
+                at,
+                "`host` is empty; use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)",
+            ));
+        }
+        if let Some(url) = &self.public_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) || url.contains('?') {
+                return Err(ConfigError::invalid(
+                    at,
+                    format!(
+                        "`public_url` must be an absolute http(s) URL without a query, like \
+                         https://example.trycloudflare.com (got `{url}`)"
+                    ),
+                ));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for source in &self.sources {
+            source.validate(&format!("{at}: source `{}`", source.name))?;
+            if !seen.insert(source.name.as_str()) {
+                return Err(ConfigError::invalid(
+                    at,
+                    format!(
+                        "two sources are named `{}`; source names must be unique",
+                        source.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The source with this name.
+    pub fn source(&self, name: &str) -> Option<&SourceConfig> {
+        self.sources.iter().find(|s| s.name == name)
+    }
+}
+
+/// `file:line:column` (1-based) of a byte offset in `text`.
+fn locate(file: &str, text: &str, offset: usize) -> String {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("{file}:{line}:{column}")
+}
+
+/// Reads `value`, or the variable it names when written `env:VAR`.
+pub(crate) fn resolve_secret(
+    value: &str,
+    at: &str,
+    source_name: &str,
+    env: EnvLookup<'_>,
+) -> Result<String, ConfigError> {
+    let Some(var) = value.strip_prefix("env:") else {
+        return Ok(value.to_string());
+    };
+    let problem = match env(var) {
+        Ok(v) if v.is_empty() => "is empty",
+        Ok(v) => return Ok(v),
+        Err(VarError::NotPresent) => "is not set",
+        Err(VarError::NotUnicode(_)) => "is not valid UTF-8",
+    };
+    if var.is_empty() {
+        return Err(ConfigError::invalid(
+            at,
+            format!("source `{source_name}`: `env:` must be followed by a variable name"),
+        ));
+    }
+    Err(ConfigError::Env {
+        at: at.to_string(),
+        var: var.to_string(),
+        source_name: source_name.to_string(),
+        problem: problem.to_string(),
+    })
+}

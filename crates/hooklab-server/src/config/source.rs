@@ -1,0 +1,166 @@
+//! One source: a named endpoint (`/{name}/…`) for one provider, with its secrets, tolerance,
+//! provider options, and the response the receiver gives once a delivery is committed.
+
+use super::{ConfigError, EnvLookup, ResponseConfig, resolve_secret};
+use hooklab_core::provider::{self, ProviderId, ProviderOptions};
+use hooklab_core::secret::Secret;
+use serde::Deserialize;
+
+/// A configured source. `Debug` shows secrets as `Secret(***)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceConfig {
+    /// The first path segment that selects this source: `[A-Za-z0-9_.-]+`, unique.
+    pub name: String,
+    pub provider: ProviderId,
+    /// Every accepted secret (several during a rotation); empty records deliveries unverified.
+    pub secrets: Vec<Secret>,
+    /// Replaces the provider's default tolerance, in seconds (0 disables the time check).
+    pub tolerance: Option<u64>,
+    /// Settings of the configurable providers (generic-hmac, token).
+    pub options: ProviderOptions,
+    /// What to answer once the delivery is committed.
+    pub response: ResponseConfig,
+    /// Answer 401 (after recording) when the signature is invalid, as a production endpoint
+    /// would. Off by default: a debugging receiver answers the configured response regardless.
+    pub reject_invalid: bool,
+}
+
+/// A `[[source]]` table as written; secrets still unresolved (`env:VAR`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSource {
+    name: String,
+    provider: ProviderId,
+    #[serde(default)]
+    secret: Option<String>,
+    #[serde(default)]
+    secrets: Option<Vec<String>>,
+    #[serde(default, alias = "tolerance_secs")]
+    tolerance: Option<u64>,
+    #[serde(default)]
+    options: ProviderOptions,
+    #[serde(default)]
+    response: ResponseConfig,
+    #[serde(default)]
+    reject_invalid: bool,
+}
+
+impl RawSource {
+    pub(super) fn resolve(self, at: &str, env: EnvLookup<'_>) -> Result<SourceConfig, ConfigError> {
+        let values = match (self.secret, self.secrets) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::invalid(
+                    at,
+                    format!(
+                        "source `{}` sets both `secret` and `secrets`; keep one (`secrets` takes a list)",
+                        self.name
+                    ),
+                ));
+            }
+            (Some(one), None) => vec![one],
+            (None, Some(list)) => list,
+            (None, None) => Vec::new(),
+        };
+        let secrets = values
+            .iter()
+            .map(|v| resolve_secret(v, at, &self.name, env).map(Secret::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let source = SourceConfig {
+            name: self.name,
+            provider: self.provider,
+            secrets,
+            tolerance: self.tolerance,
+            options: self.options,
+            response: self.response,
+            reject_invalid: self.reject_invalid,
+        };
+        source.validate(&format!("{at}: source `{}`", source.name))?;
+        Ok(source)
+    }
+}
+
+impl SourceConfig {
+    /// A source with the default response and no provider options.
+    pub fn new(name: impl Into<String>, provider: ProviderId, secrets: Vec<Secret>) -> Self {
+        Self {
+            name: name.into(),
+            provider,
+            secrets,
+            tolerance: None,
+            options: ProviderOptions::default(),
+            response: ResponseConfig::default(),
+            reject_invalid: false,
+        }
+    }
+
+    /// Parses the CLI flag `--source NAME=PROVIDER[:SECRET]`; `SECRET` may be `env:VAR`.
+    /// Secrets may contain `:` and `=`: the spec is split on the first `=`, then the first `:`.
+    pub fn parse_cli(spec: &str) -> Result<Self, ConfigError> {
+        Self::parse_cli_with_env(spec, &|v| std::env::var(v))
+    }
+
+    /// [`SourceConfig::parse_cli`] with another environment.
+    pub fn parse_cli_with_env(spec: &str, env: EnvLookup<'_>) -> Result<Self, ConfigError> {
+        const AT: &str = "--source";
+        // The spec holds a secret: errors name its parts, never echo it.
+        let Some((name, rest)) = spec.split_once('=') else {
+            return Err(ConfigError::invalid(
+                AT,
+                "expected NAME=PROVIDER[:SECRET], e.g. stripe=stripe:env:STRIPE_WEBHOOK_SECRET",
+            ));
+        };
+        let (provider, secret) = match rest.split_once(':') {
+            Some((p, s)) => (p, Some(s)),
+            None => (rest, None),
+        };
+        let provider: ProviderId = provider
+            .parse()
+            .map_err(|e: provider::UnknownProvider| ConfigError::invalid(AT, e.to_string()))?;
+        let secrets = match secret {
+            Some(s) => vec![Secret::new(resolve_secret(s, AT, name, env)?)],
+            None => Vec::new(),
+        };
+        let source = Self::new(name, provider, secrets);
+        source.validate(&format!("{AT} `{name}`"))?;
+        Ok(source)
+    }
+
+    /// Checks the name, each secret, the provider options and the response.
+    pub(crate) fn validate(&self, at: &str) -> Result<(), ConfigError> {
+        if !is_valid_name(&self.name) {
+            return Err(ConfigError::invalid(
+                at,
+                "a source name must be non-empty and use only letters, digits, `_`, `.` and `-` \
+                 (it is the first path segment of the receiver URL)",
+            ));
+        }
+        if let Some(i) = self.secrets.iter().position(|s| s.expose().is_empty()) {
+            return Err(ConfigError::invalid(
+                at,
+                format!("secret #{} is empty", i + 1),
+            ));
+        }
+        if let Err(e) = provider::scheme(self.provider, &self.options) {
+            return Err(ConfigError::invalid(
+                at,
+                format!("invalid {} options: {e}", self.provider),
+            ));
+        }
+        self.response.validate(at)
+    }
+
+    /// The name as it appears in a path: `/{name}/…`.
+    pub fn path(&self) -> String {
+        format!("/{}", self.name)
+    }
+}
+
+/// `[A-Za-z0-9_.-]+`, and not `.` or `..` (which a client would normalise away).
+fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}

@@ -1,0 +1,190 @@
+//! The one handler, in pipeline order: claim the head as sent, read the body within the limit,
+//! judge (verify), commit, publish, and only then answer. Nothing from the socket can make it
+//! panic, and no answer ever leaves before the store has committed the delivery.
+
+use super::Receiver;
+use super::body::{self, ReadBody};
+use super::judge::{Received, judge};
+use super::respond;
+use super::tap::TapConnection;
+use super::url::signed_urls;
+use crate::events::{DeliveryEvent, Event};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{StatusCode, request::Parts};
+use axum::response::Response;
+use hooklab_core::request::{Header, RawRequest};
+use hooklab_core::store::{DeliveryId, DeliverySummary, NewDelivery};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Response {
+    let received_at = rx.0.clock.now();
+    let tap = req
+        .extensions()
+        .get::<ConnectInfo<TapConnection>>()
+        .map(|c| c.0.clone());
+    let remote = tap.as_ref().map(|t| t.remote).or_else(|| {
+        req.extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0)
+    });
+    let (parts, body) = req.into_parts();
+    // Claim this request's head first, before anything can return early.
+    let headers = headers_as_sent(tap.as_ref(), &parts);
+
+    let source_name = first_segment(parts.uri.path()).to_string();
+    let source = rx.0.sources.get(&source_name).cloned();
+    let limit = rx.0.body_limit;
+    let declared = body::declared_length(&parts);
+    let (body, body_size, body_refused, received) = match body::read(body, declared, limit).await {
+        Ok(ReadBody::Kept(bytes)) => {
+            let size = bytes.len() as u64;
+            let received = source
+                .clone()
+                .map_or(Received::UnknownSource, Received::Complete);
+            (bytes, size, false, received)
+        }
+        Ok(ReadBody::Refused { size }) => {
+            let received = match source {
+                Some(_) => Received::Refused { size, limit },
+                None => Received::UnknownSource,
+            };
+            (Vec::new(), size, true, received)
+        }
+        Err(e) => {
+            tracing::debug!("request body could not be read; nothing to record: {e}");
+            let status = StatusCode::BAD_REQUEST;
+            return respond::plain(status, "the request body could not be read\n");
+        }
+    };
+
+    let mut raw = RawRequest {
+        method: parts.method.as_str().to_string(),
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().map(str::to_string),
+        headers,
+        body,
+        url: None,
+    };
+    let host = parts
+        .uri
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .or_else(|| raw.header_str("host").map(str::to_string));
+    let fallback_host =
+        rx.0.local_addr
+            .map_or_else(|| "localhost".to_string(), |a| a.to_string());
+    let urls = signed_urls(
+        rx.0.public_url.as_deref(),
+        &raw,
+        host.as_deref(),
+        &fallback_host,
+    );
+    raw.url = Some(urls.primary);
+
+    let (judgement, raw) = judge(received, raw, received_at, urls.alternatives).await;
+    let status = judgement.status;
+    let delivery = NewDelivery {
+        received_at,
+        source: source_name,
+        provider: source.as_ref().map(|s| s.config.provider),
+        method: raw.method,
+        path: raw.path,
+        query: raw.query,
+        headers: raw.headers,
+        body: raw.body,
+        body_size,
+        body_refused,
+        remote_addr: remote.map(|a| a.to_string()),
+        verdict: judgement.verdict,
+        metadata: judgement.metadata,
+        response_status: status.as_u16(),
+    };
+    let mut event = pending_event(&delivery);
+    let Some(id) = record(&rx, delivery).await else {
+        return respond::unavailable();
+    };
+    event.delivery.id = id;
+    // No subscriber is fine; a lagging one misses events but never blocks the receiver.
+    let _ = rx.0.events.send(Event::Delivery(event));
+
+    respond::after_commit(source.as_deref(), status, limit).await
+}
+
+/// Commits `delivery`; `None` (logged) when storage failed. The store resolves after the
+/// commit (and fsync) that holds the delivery. It runs in its own task so that a client
+/// hanging up now cannot cancel a half-done record.
+async fn record(rx: &Receiver, delivery: NewDelivery) -> Option<DeliveryId> {
+    let store = Arc::clone(&rx.0.store);
+    let source = delivery.source.clone();
+    match tokio::spawn(async move { store.record(delivery).await }).await {
+        Ok(Ok(id)) => Some(id),
+        Ok(Err(e)) => {
+            tracing::error!(source = %source, "could not record a delivery: {e}");
+            None
+        }
+        Err(e) => {
+            tracing::error!(source = %source, "recording a delivery failed: {e}");
+            None
+        }
+    }
+}
+
+/// The source name: the first path segment (empty for `/`).
+fn first_segment(path: &str) -> &str {
+    path.trim_start_matches('/').split('/').next().unwrap_or("")
+}
+
+/// The head as sent (from the tap) when it is certainly this request's; otherwise hyper's
+/// `HeaderMap` (lowercase names, duplicates grouped by name).
+fn headers_as_sent(tap: Option<&TapConnection>, parts: &Parts) -> Vec<Header> {
+    let from_map = || {
+        parts
+            .headers
+            .iter()
+            .map(|(n, v)| Header::new(n.as_str(), v.as_bytes()))
+            .collect()
+    };
+    let Some(tap) = tap else {
+        return from_map();
+    };
+    let target = parts.uri.to_string();
+    match tap.pop_head() {
+        Some(head) if head.matches(parts.method.as_str(), &target, &parts.headers) => {
+            head.into_headers()
+        }
+        Some(_) => {
+            tracing::debug!("tapped head does not match the request; using hyper's header order");
+            from_map()
+        }
+        None => {
+            tracing::debug!("no tapped head for this request; using hyper's header order");
+            from_map()
+        }
+    }
+}
+
+/// The list row and one-line printout of a delivery about to be recorded (id set after).
+fn pending_event(d: &NewDelivery) -> DeliveryEvent {
+    DeliveryEvent {
+        delivery: DeliverySummary {
+            id: 0,
+            received_at: d.received_at,
+            source: d.source.clone(),
+            provider: d.provider,
+            method: d.method.clone(),
+            path: d.path.clone(),
+            query: d.query.clone(),
+            verdict: d.verdict.verdict,
+            reason: d.verdict.reason.map(|r| r.as_str().to_string()),
+            event_id: d.metadata.event_id.clone(),
+            event_type: d.metadata.event_type.clone(),
+            response_status: d.response_status,
+            body_size: d.body_size,
+        },
+        verdict_summary: d.verdict.summary.clone(),
+        diagnosis: d.verdict.diagnosis.as_ref().map(|x| x.message.clone()),
+        body_refused: d.body_refused,
+        remote_addr: d.remote_addr.clone(),
+    }
+}

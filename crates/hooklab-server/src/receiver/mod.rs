@@ -1,0 +1,138 @@
+//! The public receiver: every method and every path `/{source}/…` lands in one handler that
+//! records the request byte-exact, verifies it, commits it, and only then answers.
+//!
+//! - [`tap`]: a listener that keeps request heads as sent (arrival order, duplicates, case).
+//! - `handler`: the pipeline, in order: head, body, judgement, commit, event, answer.
+//! - `body`: the body, read within the limit (413 beyond it, headers still recorded).
+//! - `url`: the absolute URL a URL-signing provider signed (public URL or the local one).
+//! - `judge`: the verdict, metadata, and the status to answer once committed.
+//! - `respond`: the configured response (after its delay), or Hooklab's own short answers.
+
+mod body;
+mod handler;
+mod judge;
+mod respond;
+mod tap;
+mod url;
+
+pub use tap::{TapConnection, TapListener, TapStream};
+
+use crate::clock::Clock;
+use crate::config::{Config, SourceConfig};
+use crate::error::ServerError;
+use crate::events::Event;
+use axum::Router;
+use hooklab_core::provider::{self, Scheme};
+use hooklab_core::store::Store;
+use hooklab_core::verify::VerifyConfig;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+/// The receiver's shared state; cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct Receiver(Arc<Inner>);
+
+#[derive(Clone)]
+struct Inner {
+    /// Configured sources by name, each with its scheme built once.
+    sources: HashMap<String, Arc<Source>>,
+    /// Where deliveries are committed before any answer is given.
+    store: Arc<dyn Store>,
+    /// Announces each committed delivery; sending never blocks.
+    events: broadcast::Sender<Event>,
+    /// "Received at", and the "now" that signature tolerance is measured against.
+    clock: Clock,
+    /// Bodies above this many bytes are refused (413) and recorded without their body.
+    body_limit: u64,
+    /// The URL senders call, for URL-signed providers; `None` rebuilds it from `Host`.
+    public_url: Option<String>,
+    /// Our own address, for requests without a `Host` header (HTTP/1.0).
+    local_addr: Option<SocketAddr>,
+}
+
+/// A configured source, ready to verify.
+pub(crate) struct Source {
+    config: SourceConfig,
+    scheme: Arc<dyn Scheme>,
+    /// The verification settings; `alt_urls` is filled per request.
+    verify: VerifyConfig,
+}
+
+impl Receiver {
+    /// Builds every source's scheme once. Fails on a configuration [`Config::validate`] refuses.
+    pub fn new(
+        config: &Config,
+        store: Arc<dyn Store>,
+        events: broadcast::Sender<Event>,
+        clock: Clock,
+    ) -> Result<Self, ServerError> {
+        config.validate()?;
+        let mut sources = HashMap::new();
+        for source in &config.sources {
+            let scheme = provider::scheme(source.provider, &source.options).map_err(|e| {
+                crate::config::ConfigError::invalid(
+                    format!("source `{}`", source.name),
+                    e.to_string(),
+                )
+            })?;
+            let mut verify = VerifyConfig::new(source.provider, source.secrets.clone());
+            verify.options = source.options.clone();
+            verify.tolerance_secs = source.tolerance;
+            verify.other_secrets = config
+                .sources
+                .iter()
+                .filter(|other| other.name != source.name)
+                .flat_map(|other| {
+                    let label = format!("source \"{}\"", other.name);
+                    other
+                        .secrets
+                        .iter()
+                        .map(move |s| (label.clone(), s.clone()))
+                })
+                .collect();
+            let source = Source {
+                config: source.clone(),
+                scheme: Arc::from(scheme),
+                verify,
+            };
+            sources.insert(source.config.name.clone(), Arc::new(source));
+        }
+        Ok(Self(Arc::new(Inner {
+            sources,
+            store,
+            events,
+            clock,
+            body_limit: config.body_limit,
+            public_url: config.public_url.clone(),
+            local_addr: None,
+        })))
+    }
+
+    /// With the address the receiver listens on (used when a request has no `Host`).
+    pub fn with_local_addr(self, addr: SocketAddr) -> Self {
+        let mut inner = Arc::unwrap_or_clone(self.0);
+        inner.local_addr = Some(addr);
+        Self(Arc::new(inner))
+    }
+
+    /// The axum router: one fallback handler for every method and path. Serve it with
+    /// `into_make_service_with_connect_info::<TapConnection>()` over a [`TapListener`] to keep
+    /// headers as sent; without the tap, headers come in `HeaderMap` order.
+    pub fn router(self) -> Router {
+        Router::new().fallback(handler::receive).with_state(self)
+    }
+}
+
+impl std::fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.0.sources.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        f.debug_struct("Receiver")
+            .field("sources", &names)
+            .field("body_limit", &self.0.body_limit)
+            .field("public_url", &self.0.public_url)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,169 @@
+//! Runtime wiring: bind, serve the receiver in a task, hand back a [`Running`] handle, and shut
+//! down gracefully when told to (stop accepting, let in-flight requests finish, bounded).
+//!
+//! Shutdown is passed in ([`Running::run_until`]), so the CLI passes [`shutdown_signal`] and
+//! tests pass whatever future they like.
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::error::ServerError;
+use crate::events::{EVENT_BUFFER, Event};
+use crate::receiver::{Receiver, TapConnection, TapListener};
+use hooklab_core::store::Store;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, oneshot};
+use tokio::task::JoinHandle;
+
+/// How long in-flight requests may take to finish once shutdown starts.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A receiver that is listening. Dropping it also starts a graceful shutdown (without
+/// waiting for it); prefer [`Running::shutdown`] or [`Running::run_until`].
+#[derive(Debug)]
+pub struct Running {
+    /// The bound address (the real port when the config asked for port 0).
+    pub addr: SocketAddr,
+    /// The events bus; every committed delivery is announced here.
+    events: broadcast::Sender<Event>,
+    /// Fired (or dropped) to begin the graceful shutdown.
+    stop: oneshot::Sender<()>,
+    /// The serving task; it ends once every connection has closed.
+    server: JoinHandle<()>,
+    /// How long to wait for in-flight requests after shutdown starts.
+    drain_timeout: Duration,
+}
+
+/// Binds `config.host:config.port` and serves the receiver, recording into `store`.
+pub async fn start(config: Config, store: Arc<dyn Store>) -> Result<Running, ServerError> {
+    start_with_clock(config, store, Clock::system()).await
+}
+
+/// [`start`] with another clock (tests pin "received at" and the tolerance's "now").
+pub async fn start_with_clock(
+    config: Config,
+    store: Arc<dyn Store>,
+    clock: Clock,
+) -> Result<Running, ServerError> {
+    config.validate()?;
+    let shown = if config.host.contains(':') && !config.host.starts_with('[') {
+        format!("[{}]:{}", config.host, config.port)
+    } else {
+        format!("{}:{}", config.host, config.port)
+    };
+    let bind_error = |source| ServerError::Bind {
+        addr: shown.clone(),
+        source,
+    };
+    let listener = TcpListener::bind((config.host.trim_matches(['[', ']']), config.port))
+        .await
+        .map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
+
+    let (events, _) = broadcast::channel(EVENT_BUFFER);
+    let receiver = Receiver::new(&config, store, events.clone(), clock)?.with_local_addr(addr);
+    let app = receiver
+        .router()
+        .into_make_service_with_connect_info::<TapConnection>();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let signal = async move {
+            let _ = stopped.await;
+        };
+        // axum's serve loop never returns an error (accept errors are retried inside).
+        let _ = axum::serve(TapListener::new(listener), app)
+            .with_graceful_shutdown(signal)
+            .await;
+    });
+    tracing::info!("receiver listening on http://{addr}");
+    Ok(Running {
+        addr,
+        events,
+        stop,
+        server,
+        drain_timeout: DRAIN_TIMEOUT,
+    })
+}
+
+impl Running {
+    /// A new subscriber to the events bus (it sees events from now on).
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    /// The receiver's base URL on this machine, e.g. `http://127.0.0.1:8787`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Replaces [`DRAIN_TIMEOUT`].
+    pub fn with_drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// Shuts down now: stop accepting, finish in-flight requests (bounded), return.
+    pub async fn shutdown(self) -> Result<(), ServerError> {
+        self.run_until(std::future::ready(())).await
+    }
+
+    /// Serves until `shutdown` resolves, then shuts down gracefully. In-flight requests get
+    /// the drain timeout to finish; connections still open after it are abandoned.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> Result<(), ServerError> {
+        let Running {
+            stop,
+            mut server,
+            drain_timeout,
+            ..
+        } = self;
+        tokio::select! {
+            () = shutdown => {}
+            ended = &mut server => return ended.map_err(|e| ServerError::Crashed(e.to_string())),
+        }
+        tracing::info!("shutting down: no new connections; finishing in-flight requests");
+        let _ = stop.send(());
+        match tokio::time::timeout(drain_timeout, &mut server).await {
+            Ok(ended) => ended.map_err(|e| ServerError::Crashed(e.to_string())),
+            Err(_) => {
+                tracing::warn!(
+                    "requests still in flight after {drain_timeout:?}; stopping without them"
+                );
+                server.abort();
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM: pass it to [`Running::run_until`].
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    () = ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM ({e}); stop with Ctrl-C");
+                ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c().await;
+}
+
+/// Ctrl-C; never resolves when the handler cannot be installed (rather than stopping at once).
+async fn ctrl_c() {
+    if let Err(e) = tokio::signal::ctrl_c().await {
+        tracing::warn!("cannot listen for Ctrl-C: {e}");
+        std::future::pending::<()>().await;
+    }
+}
