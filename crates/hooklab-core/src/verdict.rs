@@ -93,7 +93,10 @@ pub enum Finding {
         by_secs: i64,
     },
     /// Authentic over a re-serialised body: something re-encoded the payload in transit.
-    BodyReencoded { secret_index: usize, variant: String },
+    BodyReencoded {
+        secret_index: usize,
+        variant: String,
+    },
     /// Authentic over another form of the URL (port, scheme, public vs local URL).
     UrlVariant { secret_index: usize, url: String },
     /// The request looks like it came from another provider.

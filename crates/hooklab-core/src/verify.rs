@@ -55,9 +55,13 @@ impl VerifyConfig {
 pub enum TimeCheck {
     Within,
     /// Older than allowed by this many milliseconds.
-    TooOld { by_ms: i64 },
+    TooOld {
+        by_ms: i64,
+    },
     /// Further in the future than allowed by this many milliseconds.
-    InFuture { by_ms: i64 },
+    InFuture {
+        by_ms: i64,
+    },
 }
 
 /// Applies `tolerance` to a signed timestamp. Boundaries are inclusive, as in the SDKs.

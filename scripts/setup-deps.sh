@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what Hooklab needs to build and test on Debian/Ubuntu, skipping what is present.
+# Sourced by scripts/run.sh and scripts/test.sh; safe to run again.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+need_apt=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for pkg in build-essential pkg-config ca-certificates curl git; do
+  have_pkg "$pkg" || need_apt+=("$pkg")
+done
+# Python with venv (an existing python3 that can make a venv, e.g. pyenv's, is kept).
+if ! { command -v python3 >/dev/null 2>&1 && python3 -c 'import venv, ensurepip' 2>/dev/null; }; then
+  need_apt+=(python3 python3-venv)
+fi
+# Node.js and npm for the SDK cross-checks (and, later, the UI); keep an existing install.
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  echo "==> apt-get install ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# Rust (edition 2024 needs 1.85+; Debian's cargo is older, so use rustup when it is missing).
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  else
+    echo "==> installing Rust with rustup"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c rustfmt,clippy
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true

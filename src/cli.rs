@@ -1,0 +1,270 @@
+//! The command-line grammar (clap). Only parsing lives here.
+
+use clap::{Args, Parser, Subcommand};
+use hooklab_core::provider::ProviderId;
+use std::path::PathBuf;
+
+/// Hooklab: receive, verify and record webhooks byte-exact, and say why a signature fails.
+#[derive(Debug, Parser)]
+#[command(name = "hooklab", version, about, long_about = None, propagate_version = true)]
+#[command(
+    after_help = "Exit status: 0 ok, 1 a failed check (e.g. an invalid signature) or an error, 2 a usage error.\nDocs: README.md and docs/ in the repository."
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Receive webhooks: record every request byte-exact with its signature verdict.
+    Listen(ListenArgs),
+    /// Check a captured request's signature offline, with a diagnosis when it fails.
+    Verify(VerifyArgs),
+    /// Print the headers a provider would send for a body (to test your own verifier).
+    Sign(SignArgs),
+    /// List or show recorded deliveries.
+    #[command(subcommand)]
+    Events(EventsCommand),
+    /// List the supported providers with their headers, algorithm and tolerance.
+    Providers(ProvidersArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DbArg {
+    /// The SQLite database file [default: the platform data dir, e.g. ~/.local/share/hooklab/hooklab.db]
+    #[arg(long, env = "HOOKLAB_DB", value_name = "FILE")]
+    pub(crate) db: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hooklab listen --source stripe=stripe:whsec_...\n  hooklab listen --source gh=github:env:GITHUB_WEBHOOK_SECRET --port 9000 --json\n  hooklab listen --config hooklab.toml"
+)]
+pub(crate) struct ListenArgs {
+    /// A TOML config file with sources, secrets and responses (flags override it).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// The address to listen on. Keep 127.0.0.1 unless you know why: a tunnel exposes it.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) host: Option<String>,
+    /// The port to listen on (0 picks a free one) [default: 8787]
+    #[arg(long, value_name = "N")]
+    pub(crate) port: Option<u16>,
+    /// A source: requests to /NAME/... are verified with PROVIDER and SECRET.
+    /// SECRET may be `env:VAR` to read it from the environment. Repeatable.
+    #[arg(long = "source", value_name = "NAME=PROVIDER[:SECRET]")]
+    pub(crate) sources: Vec<String>,
+    /// The public URL the gateway calls, for providers that sign the URL (Twilio, Square,
+    /// Mercado Pago) behind a proxy or tunnel.
+    #[arg(long, value_name = "URL")]
+    pub(crate) public_url: Option<String>,
+    /// The largest body accepted, in bytes; larger requests get 413 (and are still recorded).
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) body_limit: Option<u64>,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BodyArgs {
+    /// Read the body from this file, byte-exact (`-` for standard input).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "body",
+        required_unless_present = "body"
+    )]
+    pub(crate) body_file: Option<PathBuf>,
+    /// The body as a string.
+    #[arg(long, value_name = "STRING")]
+    pub(crate) body: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GenericArgs {
+    /// generic-hmac: the signature header.
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) hmac_header: Option<String>,
+    /// generic-hmac: sha1, sha256 or sha512.
+    #[arg(
+        long,
+        value_name = "ALG",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) hmac_algorithm: Option<String>,
+    /// generic-hmac: hex or base64.
+    #[arg(
+        long,
+        value_name = "ENC",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) hmac_encoding: Option<String>,
+    /// generic-hmac: a prefix before the signature, e.g. `sha256=`.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) hmac_prefix: Option<String>,
+    /// generic-hmac: what is signed, over {body} {timestamp} {id} {url}, e.g. `{timestamp}.{body}`.
+    #[arg(
+        long,
+        value_name = "TEMPLATE",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) hmac_template: Option<String>,
+    /// generic-hmac: the header carrying {timestamp}.
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) hmac_timestamp_header: Option<String>,
+    /// generic-hmac: the header carrying {id}.
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) hmac_id_header: Option<String>,
+    /// token: the header that must equal the secret.
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) token_header: Option<String>,
+    /// token: text before the token, e.g. `Bearer ` (the default); `""` for none.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        help_heading = "generic-hmac / token options"
+    )]
+    pub(crate) token_prefix: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hooklab verify --provider stripe --secret whsec_... \\\n      --header 'Stripe-Signature: t=1700000000,v1=...' --body-file event.json --now 1700000000\n  hooklab verify --provider twilio --secret TOKEN --url 'https://example.com/sms' \\\n      --header 'X-Twilio-Signature: ...' --body 'From=%2B1555&Body=hi' --json"
+)]
+pub(crate) struct VerifyArgs {
+    #[arg(long, value_name = "PROVIDER")]
+    pub(crate) provider: ProviderId,
+    /// A secret to try (repeat during a rotation; the verdict says which matched).
+    #[arg(long = "secret", value_name = "SECRET")]
+    pub(crate) secrets: Vec<String>,
+    /// Another endpoint's secret, used only to explain a mismatch. Repeatable.
+    #[arg(long = "other-secret", value_name = "LABEL=SECRET")]
+    pub(crate) other_secrets: Vec<String>,
+    /// A request header, as `Name: value`. Repeatable, in arrival order.
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    pub(crate) headers: Vec<String>,
+    #[command(flatten)]
+    pub(crate) body: BodyArgs,
+    /// The absolute URL the sender signed (Twilio, Square, Mercado Pago).
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// Verify as of this Unix time (seconds) instead of now.
+    #[arg(long, value_name = "UNIX")]
+    pub(crate) now: Option<i64>,
+    /// Tolerance in seconds, replacing the provider's default (0 disables the check).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) tolerance: Option<u64>,
+    #[command(flatten)]
+    pub(crate) generic: GenericArgs,
+    /// Print the verdict as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  hooklab sign --provider stripe --secret whsec_test --body '{\"id\":\"evt_1\"}'"
+)]
+pub(crate) struct SignArgs {
+    #[arg(long, value_name = "PROVIDER")]
+    pub(crate) provider: ProviderId,
+    /// The secret to sign with (Discord: the 32-byte private seed, hex).
+    #[arg(long, value_name = "SECRET")]
+    pub(crate) secret: String,
+    #[command(flatten)]
+    pub(crate) body: BodyArgs,
+    /// Sign as of this Unix time (seconds) instead of now.
+    #[arg(long, value_name = "UNIX")]
+    pub(crate) now: Option<i64>,
+    /// The message/delivery id to sign, where the provider signs one.
+    #[arg(long, value_name = "ID")]
+    pub(crate) id: Option<String>,
+    /// The absolute URL the request will be sent to (Twilio, Square, Mercado Pago).
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// The request's content type (Twilio signs form and JSON bodies differently).
+    #[arg(long, value_name = "TYPE")]
+    pub(crate) content_type: Option<String>,
+    /// Where to write the signed body, for providers that sign inside the body (Adyen, Wompi).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) body_out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) generic: GenericArgs,
+    /// Print `{"headers": [[name, value]…], "body": …, "url": …}`.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum EventsCommand {
+    /// Recorded deliveries, newest first.
+    List(EventsListArgs),
+    /// One delivery: request, headers in arrival order, verdict and diagnosis, body.
+    Show(EventsShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EventsListArgs {
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// At most this many rows.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub(crate) limit: u32,
+    /// Only this source.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) source: Option<String>,
+    /// Only this verdict: valid, invalid or unsigned.
+    #[arg(long, value_name = "VERDICT")]
+    pub(crate) verdict: Option<hooklab_core::verdict::Status>,
+    /// Only deliveries older than this id (paging).
+    #[arg(long, value_name = "ID")]
+    pub(crate) before: Option<i64>,
+    /// A JSON array instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EventsShowArgs {
+    /// The delivery id (from `hooklab events list`).
+    pub(crate) id: i64,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// The whole delivery as JSON.
+    #[arg(long, conflicts_with = "raw")]
+    pub(crate) json: bool,
+    /// Write the exact body bytes to standard output, nothing else.
+    #[arg(long)]
+    pub(crate) raw: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ProvidersArgs {
+    /// A JSON array instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}

@@ -1,0 +1,64 @@
+//! `hooklab events list|show`: what was recorded, read back from the database.
+
+use super::db_path;
+use crate::cli::{EventsListArgs, EventsShowArgs};
+use crate::output;
+use anyhow::{Context as _, bail};
+use hooklab_core::store::DeliveryFilter;
+use hooklab_core::store::sqlite::{SqliteReader, SqliteStore};
+use std::io::Write as _;
+use std::process::ExitCode;
+
+fn open(db: &crate::cli::DbArg) -> anyhow::Result<SqliteReader> {
+    let path = db_path(db)?;
+    if !path.exists() {
+        bail!(
+            "no database at {}: nothing has been recorded there yet. Start `hooklab listen`, or pass --db FILE",
+            path.display()
+        );
+    }
+    SqliteStore::open_read_only(&path).with_context(|| format!("cannot open {}", path.display()))
+}
+
+pub(crate) fn list(args: EventsListArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.db)?;
+    let filter = DeliveryFilter {
+        limit: Some(args.limit),
+        source: args.source.clone(),
+        verdict: args.verdict,
+        before: args.before,
+    };
+    let rows = store.list(&filter)?;
+    if args.json {
+        let rows: Vec<_> = rows.iter().map(output::summary_json).collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if rows.is_empty() {
+        println!("No deliveries recorded yet. Send one to `hooklab listen`.");
+    } else {
+        print!("{}", output::summary_table(&rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn show(args: EventsShowArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.db)?;
+    let Some(delivery) = store.get(args.id)? else {
+        bail!(
+            "no delivery with id {}; list them with `hooklab events list`",
+            args.id
+        );
+    };
+    if args.raw {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&delivery.record.body)?;
+        out.flush()?;
+    } else if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&output::delivery_json(&delivery))?
+        );
+    } else {
+        print!("{}", output::delivery_text(&delivery));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,251 @@
+//! How the CLI prints things: text for people, JSON for machines. Secrets never reach here.
+
+use hooklab_core::provider::{ProviderInfo, Tolerance};
+use hooklab_core::store::{Delivery, DeliverySummary};
+use hooklab_core::verdict::{Status, Verdict};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+pub(crate) fn verdict_text(v: &Verdict) -> String {
+    let mut out = String::new();
+    let mark = match v.verdict {
+        Status::Valid => "✓ valid",
+        Status::Invalid => "✗ invalid",
+        Status::Unsigned => "• unsigned",
+    };
+    let reason = v
+        .reason
+        .map(|r| format!(" ({})", r.as_str()))
+        .unwrap_or_default();
+    let _ = writeln!(out, "{mark}{reason}: {}", v.summary);
+    if let Some(d) = &v.diagnosis {
+        let _ = writeln!(out, "  why: {}", d.message);
+    }
+    out
+}
+
+fn tolerance_text(t: Tolerance) -> String {
+    match (t.past_secs, t.future_secs) {
+        (None, None) => "none".into(),
+        (Some(p), None) => format!("{p} s past"),
+        (None, Some(f)) => format!("{f} s future"),
+        (Some(p), Some(f)) if p == f => format!("±{p} s"),
+        (Some(p), Some(f)) => format!("{p} s past, {f} s future"),
+    }
+}
+
+pub(crate) fn providers_table(catalog: &[ProviderInfo]) -> String {
+    let rows: Vec<[String; 5]> = catalog
+        .iter()
+        .map(|p| {
+            let headers = if p.headers.is_empty() {
+                "(signature inside the body)".to_string()
+            } else {
+                p.headers.join(", ")
+            };
+            [
+                p.id.as_str().to_string(),
+                p.algorithm.clone(),
+                p.encoding.clone(),
+                tolerance_text(p.tolerance),
+                headers,
+            ]
+        })
+        .collect();
+    let titles = ["PROVIDER", "ALGORITHM", "ENCODING", "TOLERANCE", "HEADERS"];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([titles[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths = [width(0), width(1), width(2), width(3)];
+    let mut out = String::new();
+    let mut line = |cols: [&str; 5]| {
+        let _ = writeln!(
+            out,
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {}",
+            cols[0],
+            cols[1],
+            cols[2],
+            cols[3],
+            cols[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3]
+        );
+    };
+    line(titles);
+    for r in &rows {
+        line([&r[0], &r[1], &r[2], &r[3], &r[4]]);
+    }
+    out
+}
+
+/// The JSON object for one listed delivery (also printed per line by `listen --json`).
+pub(crate) fn summary_json(s: &DeliverySummary) -> Value {
+    json!({
+        "id": s.id,
+        "received_at": s.received_at.to_rfc3339(),
+        "source": s.source,
+        "provider": s.provider,
+        "method": s.method,
+        "path": s.path,
+        "query": s.query,
+        "verdict": s.verdict,
+        "reason": s.reason,
+        "event_id": s.event_id,
+        "event_type": s.event_type,
+        "status": s.response_status,
+        "body_size": s.body_size,
+    })
+}
+
+/// One line per delivery, like `stripe listen`.
+pub(crate) fn summary_line(s: &DeliverySummary) -> String {
+    let verdict = match (s.verdict, &s.reason) {
+        (Status::Valid, _) => "valid".to_string(),
+        (v, Some(r)) => format!("{} ({r})", v.as_str()),
+        (v, None) => v.as_str().to_string(),
+    };
+    let target = match &s.query {
+        Some(q) => format!("{}?{q}", s.path),
+        None => s.path.clone(),
+    };
+    format!(
+        "{}  {:<12} {:<6} {:<28} {:<32} {:<28} {:<24} → {}",
+        s.received_at.to_rfc3339(),
+        s.source,
+        s.method,
+        truncate(&target, 28),
+        verdict,
+        s.event_type.as_deref().unwrap_or("-"),
+        s.event_id.as_deref().unwrap_or("-"),
+        s.response_status
+    )
+}
+
+pub(crate) fn summary_table(rows: &[DeliverySummary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>6}  {:<24}  {:<12} {:<6} {:<28} {:<32} {:<28} {:<24}   STATUS",
+        "ID", "RECEIVED", "SOURCE", "METHOD", "PATH", "VERDICT", "EVENT TYPE", "EVENT ID"
+    );
+    for r in rows {
+        let _ = writeln!(out, "{:>6}  {}", r.id, summary_line(r));
+    }
+    out
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn bytes_json(b: &[u8]) -> Value {
+    match std::str::from_utf8(b) {
+        Ok(s) => Value::String(s.to_string()),
+        Err(_) => {
+            use base64::Engine as _;
+            json!({ "base64": base64::engine::general_purpose::STANDARD.encode(b) })
+        }
+    }
+}
+
+pub(crate) fn delivery_json(d: &Delivery) -> Value {
+    let r = &d.record;
+    json!({
+        "id": d.id,
+        "received_at": r.received_at.to_rfc3339(),
+        "source": r.source,
+        "provider": r.provider,
+        "method": r.method,
+        "path": r.path,
+        "query": r.query,
+        "remote_addr": r.remote_addr,
+        "headers": r.headers.iter().map(|h| json!([h.name, bytes_json(&h.value)])).collect::<Vec<_>>(),
+        "body": bytes_json(&r.body),
+        "body_size": r.body_size,
+        "body_refused": r.body_refused,
+        "verdict": r.verdict,
+        "metadata": r.metadata,
+        "status": r.response_status,
+    })
+}
+
+pub(crate) fn delivery_text(d: &Delivery) -> String {
+    let r = &d.record;
+    let mut out = String::new();
+    let query = r
+        .query
+        .as_ref()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "Delivery {} — {}", d.id, r.received_at.to_rfc3339());
+    let _ = writeln!(
+        out,
+        "Source:   {}{}",
+        r.source,
+        r.provider
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_else(|| " (unknown source)".into())
+    );
+    if let Some(addr) = &r.remote_addr {
+        let _ = writeln!(out, "From:     {addr}");
+    }
+    let _ = writeln!(out, "Answered: {}", r.response_status);
+    out.push_str("Verdict:  ");
+    out.push_str(&verdict_text(&r.verdict));
+    let m = &r.metadata;
+    for (label, value) in [
+        ("Event id", &m.event_id),
+        ("Type", &m.event_type),
+        ("Object", &m.object_id),
+        ("Key", &m.idempotency_key),
+    ] {
+        if let Some(v) = value {
+            let _ = writeln!(
+                out,
+                "{label}: {}{v}",
+                " ".repeat(9usize.saturating_sub(label.len()))
+            );
+        }
+    }
+    let _ = writeln!(out, "\n{} {}{query}", r.method, r.path);
+    for h in &r.headers {
+        let _ = writeln!(out, "{}: {}", h.name, String::from_utf8_lossy(&h.value));
+    }
+    out.push('\n');
+    if r.body_refused {
+        let _ = writeln!(
+            out,
+            "[body of {} bytes refused: over the size limit]",
+            r.body_size
+        );
+    } else {
+        match std::str::from_utf8(&r.body) {
+            Ok(text) => {
+                out.push_str(text);
+                if !text.ends_with('\n') && !text.is_empty() {
+                    out.push('\n');
+                }
+            }
+            Err(_) => {
+                let _ = writeln!(
+                    out,
+                    "[{} bytes, not UTF-8; use --raw to write them, or --json for base64]",
+                    r.body.len()
+                );
+            }
+        }
+    }
+    out
+}
