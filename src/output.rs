@@ -103,39 +103,70 @@ pub(crate) fn summary_json(s: &DeliverySummary) -> Value {
     })
 }
 
-/// One line per delivery, like `stripe listen`.
+/// One line per delivery, like `stripe listen`: time (UTC), source, request, verdict, event.
 pub(crate) fn summary_line(s: &DeliverySummary) -> String {
+    let time = s.received_at.to_rfc3339();
+    let time = time.get(11..23).unwrap_or(&time);
+    format!("{time}  {}", columns(s))
+}
+
+fn columns(s: &DeliverySummary) -> String {
     let verdict = match (s.verdict, &s.reason) {
-        (Status::Valid, _) => "valid".to_string(),
-        (v, Some(r)) => format!("{} ({r})", v.as_str()),
+        (Status::Valid, _) => "✓ valid".to_string(),
+        (Status::Invalid, Some(r)) => format!("✗ {r}"),
+        (Status::Unsigned, Some(r)) => format!("• unsigned: {r}"),
         (v, None) => v.as_str().to_string(),
     };
     let target = match &s.query {
-        Some(q) => format!("{}?{q}", s.path),
-        None => s.path.clone(),
+        Some(q) => format!("{} {}?{q}", s.method, s.path),
+        None => format!("{} {}", s.method, s.path),
     };
     format!(
-        "{}  {:<12} {:<6} {:<28} {:<32} {:<28} {:<24} → {}",
-        s.received_at.to_rfc3339(),
-        s.source,
-        s.method,
-        truncate(&target, 28),
+        "{:<10} {:<22} {:<28} {:<26} {:<22} → {}",
+        truncate(&s.source, 10),
+        truncate(&target, 22),
         verdict,
-        s.event_type.as_deref().unwrap_or("-"),
-        s.event_id.as_deref().unwrap_or("-"),
+        truncate(s.event_type.as_deref().unwrap_or("-"), 26),
+        truncate(s.event_id.as_deref().unwrap_or("-"), 22),
         s.response_status
     )
+}
+
+/// `text` wrapped at `width` columns, each line indented by `indent` spaces.
+pub(crate) fn wrap(text: &str, indent: usize, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent + line.len() + 1 + word.len() > width {
+            let _ = writeln!(out, "{}{line}", " ".repeat(indent));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{}{line}", " ".repeat(indent));
+    }
+    out
 }
 
 pub(crate) fn summary_table(rows: &[DeliverySummary]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>6}  {:<24}  {:<12} {:<6} {:<28} {:<32} {:<28} {:<24}   STATUS",
-        "ID", "RECEIVED", "SOURCE", "METHOD", "PATH", "VERDICT", "EVENT TYPE", "EVENT ID"
+        "{:>6}  {:<24}  {:<10} {:<22} {:<28} {:<26} {:<22}   STATUS",
+        "ID", "RECEIVED (UTC)", "SOURCE", "REQUEST", "VERDICT", "EVENT TYPE", "EVENT ID"
     );
     for r in rows {
-        let _ = writeln!(out, "{:>6}  {}", r.id, summary_line(r));
+        let _ = writeln!(
+            out,
+            "{:>6}  {:<24}  {}",
+            r.id,
+            r.received_at.to_rfc3339(),
+            columns(r)
+        );
     }
     out
 }

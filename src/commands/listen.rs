@@ -5,6 +5,7 @@ use crate::cli::ListenArgs;
 use crate::output;
 use anyhow::Context as _;
 use hooklab_core::store::sqlite::SqliteStore;
+use hooklab_core::verdict::Status;
 use hooklab_server::config::{Config, SourceConfig};
 use hooklab_server::events::Event;
 use hooklab_server::runtime;
@@ -90,8 +91,17 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
                         println!("{}", output::summary_json(&d.delivery));
                     } else {
                         println!("{}", output::summary_line(&d.delivery));
-                        if let Some(why) = &d.diagnosis {
-                            println!("    why: {why}");
+                        match &d.diagnosis {
+                            Some(why) => {
+                                print!("{}", output::wrap(&format!("why: {why}"), 14, 110))
+                            }
+                            None if d.delivery.verdict != Status::Valid => {
+                                print!(
+                                    "{}",
+                                    output::wrap(&format!("note: {}", d.verdict_summary), 14, 110)
+                                );
+                            }
+                            None => {}
                         }
                     }
                 }
