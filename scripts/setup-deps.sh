@@ -8,7 +8,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in build-essential pkg-config ca-certificates curl git; do
+for pkg in build-essential pkg-config libssl-dev ca-certificates curl git; do
   have_pkg "$pkg" || need_apt+=("$pkg")
 done
 # Python with venv (an existing python3 that can make a venv, e.g. pyenv's, is kept).

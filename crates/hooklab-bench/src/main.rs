@@ -1,0 +1,140 @@
+//! `hooklab-bench`: how much the durable receiver costs against the HTTP stack itself, and how
+//! fast Hooklab verifies a signature against the `svix` crate.
+//!
+//! 1. [`bare`]: an axum server that reads the body and answers 200 without storing anything,
+//!    run in its own process (`hooklab-bench bare-server`), so it pays the same process and
+//!    socket costs as the real receiver.
+//! 2. [`load`]: a closed-loop HTTP/1.1 keep-alive load generator: N connections, each sending
+//!    distinct, validly signed Stripe events, warm-up then a fixed measuring window.
+//! 3. [`receiver`]: starts a receiver process (the bare server or `hooklab listen` on a fresh
+//!    SQLite file) and waits for its `{"ready": …}` line.
+//! 4. [`cpu`]: the CPU time each process spent in the window, per request (Linux).
+//! 5. [`verify_bench`]: Standard Webhooks verification, Hooklab's against `svix`'s.
+//!
+//! Everything is printed as a Markdown table; `docs/benchmarks.md` records a run.
+
+mod bare;
+mod cpu;
+mod events;
+mod load;
+mod receiver;
+mod verify_bench;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(about = "Benchmarks hooklab's durable receiver against a bare axum handler")]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    /// The hooklab binary to benchmark (default: `hooklab` next to this binary).
+    #[arg(long)]
+    hooklab: Option<PathBuf>,
+    /// Concurrent keep-alive connections.
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Seconds of load before measuring.
+    #[arg(long, default_value_t = 2)]
+    warmup: u64,
+    /// Seconds measured.
+    #[arg(long, default_value_t = 10)]
+    duration: u64,
+    /// Size of each event body in bytes.
+    #[arg(long, default_value_t = 1024)]
+    body_size: usize,
+    /// Iterations per round of the verification micro-benchmark.
+    #[arg(long, default_value_t = 200_000)]
+    verify_iters: u32,
+    /// Skip the HTTP benchmarks (bare and durable).
+    #[arg(long)]
+    skip_http: bool,
+    /// Only run the bare axum server (e.g. to check the load generator alone).
+    #[arg(long, conflicts_with = "skip_http")]
+    only_bare: bool,
+    /// Skip the verification micro-benchmark.
+    #[arg(long)]
+    skip_verify: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Internal: the bare axum server (prints a `{"ready": …}` line, then serves).
+    BareServer {
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(Command::BareServer { host, port }) = args.command {
+        return bare::serve(&host, port);
+    }
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("# hooklab-bench\n");
+    println!(
+        "{cores} cores shared by the receiver and the load generator; {} connections, \
+         {} s warm-up, {} s measured, {}-byte Stripe events, each distinct and validly signed.\n",
+        args.connections, args.warmup, args.duration, args.body_size
+    );
+
+    if !args.skip_http {
+        let hooklab = match (&args.hooklab, args.only_bare) {
+            (_, true) => None,
+            (Some(p), false) => Some(p.clone()),
+            (None, false) => Some(default_hooklab()?),
+        };
+        let cfg = load::LoadConfig {
+            connections: args.connections,
+            warmup: Duration::from_secs(args.warmup),
+            duration: Duration::from_secs(args.duration),
+            body_size: args.body_size,
+            secret: receiver::STRIPE_SECRET.to_string(),
+            path: "/stripe".to_string(),
+        };
+        let bare = {
+            let server = receiver::Receiver::bare()?;
+            let result = load::run(server.addr, server.pid(), &cfg)?;
+            server.stop();
+            result
+        };
+        let durable = match hooklab {
+            Some(bin) => {
+                let server = receiver::Receiver::hooklab(&bin)?;
+                let result = load::run(server.addr, server.pid(), &cfg)?;
+                server.stop();
+                Some(result)
+            }
+            None => None,
+        };
+        load::print_table(&bare, durable.as_ref());
+    }
+
+    if !args.skip_verify {
+        let rows = verify_bench::run(args.verify_iters, args.body_size)?;
+        verify_bench::print_table(&rows);
+    }
+    Ok(())
+}
+
+/// `hooklab` beside this binary (both land in `target/release` or `target/debug`).
+fn default_hooklab() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating hooklab-bench")?;
+    let dir = exe
+        .parent()
+        .context("hooklab-bench has no parent directory")?;
+    let candidate = dir.join(format!("hooklab{}", std::env::consts::EXE_SUFFIX));
+    anyhow::ensure!(
+        candidate.exists(),
+        "{} not found: build it (`cargo build --release -p hooklab`) or pass --hooklab PATH",
+        candidate.display()
+    );
+    Ok(candidate)
+}
