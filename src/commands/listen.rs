@@ -7,11 +7,14 @@ use anyhow::Context as _;
 use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_core::verdict::Status;
 use hooklab_server::config::{Config, SourceConfig};
-use hooklab_server::events::Event;
+use hooklab_server::events::{DeliveryEvent, Event};
 use hooklab_server::runtime;
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tokio::sync::broadcast::error::RecvError;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
     let mut config = match &args.config {
@@ -82,39 +85,16 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
         }
         println!("Recording to {}. Press Ctrl-C to stop.", db.display());
     }
-    let mut events = running.subscribe();
-    let printer = tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(Event::Delivery(d)) => {
-                    if json {
-                        println!("{}", output::summary_json(&d.delivery));
-                    } else {
-                        println!("{}", output::summary_line(&d.delivery));
-                        match &d.diagnosis {
-                            Some(why) => {
-                                print!("{}", output::wrap(&format!("why: {why}"), 14, 110))
-                            }
-                            None if d.delivery.verdict != Status::Valid => {
-                                print!(
-                                    "{}",
-                                    output::wrap(&format!("note: {}", d.verdict_summary), 14, 110)
-                                );
-                            }
-                            None => {}
-                        }
-                    }
-                }
-                Ok(_) => {}
-                Err(RecvError::Lagged(n)) => {
-                    eprintln!("({n} deliveries recorded but not printed: output fell behind)");
-                }
-                Err(RecvError::Closed) => break,
-            }
-        }
-    });
+    let events = running.subscribe();
+    let printer = tokio::spawn(print_deliveries(events, json));
     running.run_until(runtime::shutdown_signal()).await?;
-    printer.abort();
+    // The bus closes with the server; the printer then flushes what it holds and ends.
+    if tokio::time::timeout(Duration::from_secs(2), printer)
+        .await
+        .is_err()
+    {
+        eprintln!("(some delivery lines were not printed; `hooklab events list` has them all)");
+    }
     store.close()?;
     if !json {
         eprintln!(
@@ -123,4 +103,51 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
         );
     }
     Ok(())
+}
+
+/// Prints one line per delivery. Lines are buffered and flushed whenever no further delivery
+/// is waiting, so a burst costs one write, and a lone delivery still shows at once.
+async fn print_deliveries(mut events: broadcast::Receiver<Event>, json: bool) {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout());
+    let mut next = events.recv().await;
+    loop {
+        match next {
+            Ok(Event::Delivery(d)) => {
+                let _ = if json {
+                    writeln!(out, "{}", output::summary_json(&d.delivery))
+                } else {
+                    write_text(&mut out, &d)
+                };
+            }
+            Ok(_) => {}
+            Err(RecvError::Lagged(n)) => {
+                let _ = out.flush();
+                eprintln!("({n} deliveries recorded but not printed: output fell behind)");
+            }
+            Err(RecvError::Closed) => break,
+        }
+        next = match events.try_recv() {
+            Ok(event) => Ok(event),
+            Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
+            Err(TryRecvError::Closed) => Err(RecvError::Closed),
+            Err(TryRecvError::Empty) => {
+                let _ = out.flush();
+                events.recv().await
+            }
+        };
+    }
+    let _ = out.flush();
+}
+
+fn write_text(out: &mut impl Write, d: &DeliveryEvent) -> std::io::Result<()> {
+    writeln!(out, "{}", output::summary_line(&d.delivery))?;
+    match &d.diagnosis {
+        Some(why) => write!(out, "{}", output::wrap(&format!("why: {why}"), 14, 110)),
+        None if d.delivery.verdict != Status::Valid => write!(
+            out,
+            "{}",
+            output::wrap(&format!("note: {}", d.verdict_summary), 14, 110)
+        ),
+        None => Ok(()),
+    }
 }
