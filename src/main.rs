@@ -9,6 +9,9 @@ mod output;
 use clap::Parser as _;
 use std::process::ExitCode;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     tracing_subscriber::fmt()
