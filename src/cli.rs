@@ -26,8 +26,31 @@ pub(crate) enum Command {
     /// List or show recorded deliveries.
     #[command(subcommand)]
     Events(EventsCommand),
+    /// Idempotency keys: each event's deliveries collapsed onto one key, duplicates counted.
+    Keys(KeysArgs),
     /// List the supported providers with their headers, algorithm and tolerance.
     Providers(ProvidersArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct KeysArgs {
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// At most this many keys, most recently seen first.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub(crate) limit: u32,
+    /// Only this scope (the provider id, e.g. `stripe`).
+    #[arg(long, value_name = "PROVIDER")]
+    pub(crate) scope: Option<String>,
+    /// Only keys with this status: processing, completed or failed.
+    #[arg(long, value_name = "STATUS")]
+    pub(crate) status: Option<hooklab_core::store::KeyStatus>,
+    /// Only keys delivered more than once.
+    #[arg(long)]
+    pub(crate) duplicates: bool,
+    /// A JSON array instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]

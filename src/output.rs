@@ -1,7 +1,7 @@
 //! How the CLI prints things: text for people, JSON for machines. Secrets never reach here.
 
 use hooklab_core::provider::{ProviderInfo, Tolerance};
-use hooklab_core::store::{Delivery, DeliverySummary};
+use hooklab_core::store::{Delivery, DeliverySummary, IdempotencyRecord};
 use hooklab_core::verdict::{Status, Verdict};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -100,6 +100,8 @@ pub(crate) fn summary_json(s: &DeliverySummary) -> Value {
         "event_type": s.event_type,
         "status": s.response_status,
         "body_size": s.body_size,
+        "idempotency_key": s.idempotency_key,
+        "duplicate_of": s.duplicate_of,
     })
 }
 
@@ -121,8 +123,12 @@ fn columns(s: &DeliverySummary) -> String {
         Some(q) => format!("{} {}?{q}", s.method, s.path),
         None => format!("{} {}", s.method, s.path),
     };
+    let duplicate = s
+        .duplicate_of
+        .map(|first| format!("  duplicate of #{first}"))
+        .unwrap_or_default();
     format!(
-        "{:<10} {:<22} {:<28} {:<26} {:<22} → {}",
+        "{:<10} {:<22} {:<28} {:<26} {:<22} → {}{duplicate}",
         truncate(&s.source, 10),
         truncate(&target, 22),
         verdict,
@@ -209,6 +215,7 @@ pub(crate) fn delivery_json(d: &Delivery) -> Value {
         "verdict": r.verdict,
         "metadata": r.metadata,
         "status": r.response_status,
+        "duplicate_of": d.duplicate_of,
     })
 }
 
@@ -233,6 +240,9 @@ pub(crate) fn delivery_text(d: &Delivery) -> String {
         let _ = writeln!(out, "From:     {addr}");
     }
     let _ = writeln!(out, "Answered: {}", r.response_status);
+    if let Some(first) = d.duplicate_of {
+        let _ = writeln!(out, "Duplicate of delivery {first} (same idempotency key)");
+    }
     out.push_str("Verdict:  ");
     out.push_str(&verdict_text(&r.verdict));
     let m = &r.metadata;
@@ -277,6 +287,43 @@ pub(crate) fn delivery_text(d: &Delivery) -> String {
                 );
             }
         }
+    }
+    out
+}
+
+pub(crate) fn key_json(k: &IdempotencyRecord) -> Value {
+    json!({
+        "scope": k.scope,
+        "key": k.key,
+        "status": k.status,
+        "first_delivery": k.first_delivery,
+        "deliveries": k.deliveries,
+        "duplicates": k.deliveries.saturating_sub(1),
+        "first_seen": k.first_seen.to_rfc3339(),
+        "last_seen": k.last_seen.to_rfc3339(),
+    })
+}
+
+pub(crate) fn keys_table(keys: &[IdempotencyRecord]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12} {:<34} {:<11} {:>6} {:>10}  {:<24}  LAST SEEN (UTC)",
+        "SCOPE", "KEY", "STATUS", "FIRST", "DELIVERIES", "FIRST SEEN (UTC)"
+    );
+    for k in keys {
+        let marker = if k.deliveries > 1 { " ◆" } else { "" };
+        let _ = writeln!(
+            out,
+            "{:<12} {:<34} {:<11} {:>6} {:>10}  {:<24}  {}{marker}",
+            truncate(&k.scope, 12),
+            truncate(&k.key, 34),
+            k.status.as_str(),
+            format!("#{}", k.first_delivery),
+            k.deliveries,
+            k.first_seen.to_rfc3339(),
+            k.last_seen.to_rfc3339(),
+        );
     }
     out
 }

@@ -1,11 +1,12 @@
-//! `hooklab events list|show`: what was recorded, read back from the database.
+//! `hooklab events list|show` and `hooklab keys`: what was recorded, read back from the
+//! database.
 
 use super::db_path;
-use crate::cli::{EventsListArgs, EventsShowArgs};
+use crate::cli::{EventsListArgs, EventsShowArgs, KeysArgs};
 use crate::output;
 use anyhow::{Context as _, bail};
-use hooklab_core::store::DeliveryFilter;
 use hooklab_core::store::sqlite::{SqliteReader, SqliteStore};
+use hooklab_core::store::{DeliveryFilter, KeyFilter};
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -59,6 +60,28 @@ pub(crate) fn show(args: EventsShowArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         print!("{}", output::delivery_text(&delivery));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.db)?;
+    let keys = store.keys(&KeyFilter {
+        limit: Some(args.limit),
+        scope: args.scope.clone(),
+        status: args.status,
+        duplicates_only: args.duplicates,
+    })?;
+    if args.json {
+        let keys: Vec<_> = keys.iter().map(output::key_json).collect();
+        println!("{}", serde_json::to_string_pretty(&keys)?);
+    } else if keys.is_empty() {
+        println!(
+            "No idempotency keys yet. Each verified delivery claims its event's key; \
+             duplicates of an event show up here."
+        );
+    } else {
+        print!("{}", output::keys_table(&keys));
     }
     Ok(ExitCode::SUCCESS)
 }

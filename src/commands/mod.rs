@@ -20,6 +20,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sign(args) => sign::run(args),
         Command::Events(EventsCommand::List(args)) => events::list(args),
         Command::Events(EventsCommand::Show(args)) => events::show(args),
+        Command::Keys(args) => events::keys(args),
         Command::Providers(args) => providers::run(args),
     }
 }

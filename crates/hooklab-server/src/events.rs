@@ -4,7 +4,7 @@
 //! Events travel on a `tokio::sync::broadcast` channel: a slow subscriber lags (and is told how
 //! many events it missed) but never slows the receiver down.
 
-use hooklab_core::store::DeliverySummary;
+use hooklab_core::store::{DeliverySummary, KeyOutcome};
 use serde::{Deserialize, Serialize};
 
 /// How many events a subscriber may fall behind before it starts missing some.
@@ -30,4 +30,6 @@ pub struct DeliveryEvent {
     /// The body exceeded the limit and was not kept.
     pub body_refused: bool,
     pub remote_addr: Option<String>,
+    /// What claiming the idempotency key found (`None`: the delivery claimed none).
+    pub key: Option<KeyOutcome>,
 }

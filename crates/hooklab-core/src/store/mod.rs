@@ -46,6 +46,106 @@ pub struct NewDelivery {
     pub metadata: Metadata,
     /// The status the receiver answered (or will answer once this is committed).
     pub response_status: u16,
+    /// The idempotency key this delivery claims, in the same transaction as its record.
+    /// `None` for deliveries that must not claim one (a forged signature must never make a
+    /// genuine event look like a duplicate).
+    pub idempotency: Option<IdempotencyClaim>,
+}
+
+/// Processing status of an idempotency key: `processing → completed | failed`. A `failed` key
+/// is processed again by its next delivery; a `processing` or `completed` one is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyStatus {
+    Processing,
+    Completed,
+    Failed,
+}
+
+impl KeyStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyStatus::Processing => "processing",
+            KeyStatus::Completed => "completed",
+            KeyStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "processing" => Some(KeyStatus::Processing),
+            "completed" => Some(KeyStatus::Completed),
+            "failed" => Some(KeyStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for KeyStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| {
+            format!("unknown key status `{s}`; expected processing, completed or failed")
+        })
+    }
+}
+
+/// A delivery's claim on an idempotency key: unique per `(scope, key)` by a database
+/// constraint. The insert that loses the race learns that it is a duplicate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyClaim {
+    /// The namespace of the key: the provider id (event ids are unique per provider).
+    pub scope: String,
+    pub key: String,
+    /// The status a key gets when this delivery is the one that will be processed:
+    /// `processing` when a handler will run, `completed` when there is nothing to run.
+    pub status: KeyStatus,
+}
+
+/// What the claim found, decided by the constraint inside the delivery's own transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyOutcome {
+    /// The delivery that first claimed the key.
+    pub first_delivery: DeliveryId,
+    /// This delivery is not the first with this key.
+    pub duplicate: bool,
+    /// This delivery will be processed: the first one, or the next after a `failed` status.
+    pub process: bool,
+    /// Deliveries seen with this key, this one included.
+    pub deliveries: u64,
+    /// The key's status after this delivery.
+    pub status: KeyStatus,
+}
+
+/// What [`Store::record`] returns once the delivery is committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recorded {
+    pub id: DeliveryId,
+    /// `None` when the delivery claimed no key.
+    pub key: Option<KeyOutcome>,
+}
+
+/// One idempotency key, as the idempotency view shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdempotencyRecord {
+    pub scope: String,
+    pub key: String,
+    pub status: KeyStatus,
+    pub first_delivery: DeliveryId,
+    /// Deliveries seen with this key (1 + duplicates).
+    pub deliveries: u64,
+    pub first_seen: UnixMillis,
+    pub last_seen: UnixMillis,
+}
+
+/// Which keys to list, most recently seen first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyFilter {
+    pub limit: Option<u32>,
+    pub scope: Option<String>,
+    pub status: Option<KeyStatus>,
+    /// Only keys delivered more than once.
+    pub duplicates_only: bool,
 }
 
 /// A recorded delivery, whole.
@@ -53,6 +153,8 @@ pub struct NewDelivery {
 pub struct Delivery {
     pub id: DeliveryId,
     pub record: NewDelivery,
+    /// The first delivery with the same idempotency key, when this one is a duplicate.
+    pub duplicate_of: Option<DeliveryId>,
 }
 
 /// One row of a listing: what a list view shows, without headers and body.
@@ -71,6 +173,9 @@ pub struct DeliverySummary {
     pub event_type: Option<String>,
     pub response_status: u16,
     pub body_size: u64,
+    pub idempotency_key: Option<String>,
+    /// The first delivery with the same idempotency key, when this one is a duplicate.
+    pub duplicate_of: Option<DeliveryId>,
 }
 
 /// What to list, newest first.
@@ -102,8 +207,10 @@ pub enum StoreError {
 
 /// Everything persistent. Implementations must make `record` durable before it resolves.
 pub trait Store: Send + Sync + 'static {
-    /// Records a delivery durably; resolves after the commit (and fsync) that holds it.
-    fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<DeliveryId, StoreError>>;
+    /// Records a delivery durably, claiming its idempotency key in the same transaction;
+    /// resolves after the commit (and fsync) that holds it. The write is queued when this is
+    /// called: dropping the future does not cancel it.
+    fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<Recorded, StoreError>>;
 
     /// Deliveries matching `filter`, newest first.
     fn list(
@@ -113,6 +220,17 @@ pub trait Store: Send + Sync + 'static {
 
     /// One delivery, whole, or `None`.
     fn get(&self, id: DeliveryId) -> BoxFuture<'_, Result<Option<Delivery>, StoreError>>;
+
+    /// Idempotency keys matching `filter`, most recently seen first.
+    fn keys(&self, filter: KeyFilter) -> BoxFuture<'_, Result<Vec<IdempotencyRecord>, StoreError>>;
+
+    /// Sets a key's status (the worker: `completed` or `failed` after the handler ran).
+    fn set_key_status(
+        &self,
+        scope: String,
+        key: String,
+        status: KeyStatus,
+    ) -> BoxFuture<'_, Result<(), StoreError>>;
 }
 
 /// Small helper so `Verdict` round-trips through storage as JSON.

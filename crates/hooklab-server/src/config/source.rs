@@ -2,6 +2,7 @@
 //! provider options, and the response the receiver gives once a delivery is committed.
 
 use super::{ConfigError, EnvLookup, ResponseConfig, resolve_secret};
+use hooklab_core::metadata::KeySpec;
 use hooklab_core::provider::{self, ProviderId, ProviderOptions};
 use hooklab_core::secret::Secret;
 use serde::Deserialize;
@@ -23,6 +24,8 @@ pub struct SourceConfig {
     /// Answer 401 (after recording) when the signature is invalid, as a production endpoint
     /// would. Off by default: a debugging receiver answers the configured response regardless.
     pub reject_invalid: bool,
+    /// Where the idempotency key comes from, instead of the provider's default.
+    pub idempotency_key: Option<KeySpec>,
 }
 
 /// A `[[source]]` table as written; secrets still unresolved (`env:VAR`).
@@ -43,6 +46,8 @@ pub(super) struct RawSource {
     response: ResponseConfig,
     #[serde(default)]
     reject_invalid: bool,
+    #[serde(default)]
+    idempotency_key: Option<KeySpec>,
 }
 
 impl RawSource {
@@ -73,6 +78,7 @@ impl RawSource {
             options: self.options,
             response: self.response,
             reject_invalid: self.reject_invalid,
+            idempotency_key: self.idempotency_key,
         };
         source.validate(&format!("{at}: source `{}`", source.name))?;
         Ok(source)
@@ -90,6 +96,7 @@ impl SourceConfig {
             options: ProviderOptions::default(),
             response: ResponseConfig::default(),
             reject_invalid: false,
+            idempotency_key: None,
         }
     }
 
@@ -145,6 +152,9 @@ impl SourceConfig {
                 at,
                 format!("invalid {} options: {e}", self.provider),
             ));
+        }
+        if let Some(spec) = &self.idempotency_key {
+            spec.validate().map_err(|e| ConfigError::invalid(at, e))?;
         }
         self.response.validate(at)
     }

@@ -2,18 +2,19 @@
 //! judge (verify), commit, publish, and only then answer. Nothing from the socket can make it
 //! panic, and no answer ever leaves before the store has committed the delivery.
 
-use super::Receiver;
 use super::body::{self, ReadBody};
 use super::judge::{Received, judge};
 use super::respond;
 use super::tap::TapConnection;
 use super::url::signed_urls;
+use super::{Receiver, Source};
 use crate::events::{DeliveryEvent, Event};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, request::Parts};
 use axum::response::Response;
 use hooklab_core::request::{Header, RawRequest};
-use hooklab_core::store::{DeliveryId, DeliverySummary, NewDelivery};
+use hooklab_core::store::{DeliverySummary, IdempotencyClaim, KeyStatus, NewDelivery, Recorded};
+use hooklab_core::verdict::{Reason, Status};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -99,12 +100,22 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
         verdict: judgement.verdict,
         metadata: judgement.metadata,
         response_status: status.as_u16(),
+        idempotency: None,
+    };
+    let delivery = NewDelivery {
+        idempotency: claim(source.as_deref(), &delivery),
+        ..delivery
     };
     let mut event = pending_event(&delivery);
-    let Some(id) = record(&rx, delivery).await else {
+    let Some(recorded) = record(&rx, delivery).await else {
         return respond::unavailable();
     };
-    event.delivery.id = id;
+    event.delivery.id = recorded.id;
+    event.delivery.duplicate_of = recorded
+        .key
+        .filter(|k| k.duplicate)
+        .map(|k| k.first_delivery);
+    event.key = recorded.key;
     // No subscriber is fine; a lagging one misses events but never blocks the receiver.
     let _ = rx.0.events.send(Event::Delivery(event));
 
@@ -114,11 +125,11 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
 /// Commits `delivery`; `None` (logged) when storage failed. The store resolves after the
 /// commit (and fsync) that holds the delivery. It runs in its own task so that a client
 /// hanging up now cannot cancel a half-done record.
-async fn record(rx: &Receiver, delivery: NewDelivery) -> Option<DeliveryId> {
+async fn record(rx: &Receiver, delivery: NewDelivery) -> Option<Recorded> {
     let store = Arc::clone(&rx.0.store);
     let source = delivery.source.clone();
     match tokio::spawn(async move { store.record(delivery).await }).await {
-        Ok(Ok(id)) => Some(id),
+        Ok(Ok(recorded)) => Some(recorded),
         Ok(Err(e)) => {
             tracing::error!(source = %source, "could not record a delivery: {e}");
             None
@@ -128,6 +139,27 @@ async fn record(rx: &Receiver, delivery: NewDelivery) -> Option<DeliveryId> {
             None
         }
     }
+}
+
+/// The idempotency key a delivery claims: its key, scoped by provider, when the delivery can be
+/// trusted — a valid signature, or a source that does not verify (no secret, or a route the
+/// provider does not sign). A forged or broken signature never claims a key, so it can never
+/// make the genuine event look like a duplicate. Nothing processes events yet, so the key is
+/// `completed` at once ("accepted"); the worker will start keys as `processing`.
+fn claim(source: Option<&Source>, d: &NewDelivery) -> Option<IdempotencyClaim> {
+    let source = source?;
+    let trusted = matches!(
+        (d.verdict.verdict, d.verdict.reason),
+        (Status::Valid, _) | (Status::Unsigned, Some(Reason::NoSecret | Reason::NotSigned))
+    );
+    if !trusted || d.body_refused {
+        return None;
+    }
+    Some(IdempotencyClaim {
+        scope: source.config.provider.as_str().to_string(),
+        key: d.metadata.idempotency_key.clone()?,
+        status: KeyStatus::Completed,
+    })
 }
 
 /// The source name: the first path segment (empty for `/`).
@@ -181,7 +213,10 @@ fn pending_event(d: &NewDelivery) -> DeliveryEvent {
             event_type: d.metadata.event_type.clone(),
             response_status: d.response_status,
             body_size: d.body_size,
+            idempotency_key: d.metadata.idempotency_key.clone(),
+            duplicate_of: None,
         },
+        key: None,
         verdict_summary: d.verdict.summary.clone(),
         diagnosis: d.verdict.diagnosis.as_ref().map(|x| x.message.clone()),
         body_refused: d.body_refused,

@@ -111,7 +111,10 @@ fn verify_now(
         let mut config = source.verify.clone();
         config.alt_urls = alt_urls;
         let verdict = verify_with(source.scheme.as_ref(), &config, raw, now);
-        let metadata = source.scheme.metadata(raw).with_default_key();
+        let mut metadata = source.scheme.metadata(raw).with_default_key();
+        if let Some(spec) = &source.config.idempotency_key {
+            metadata.idempotency_key = spec.key(raw);
+        }
         (verdict, metadata)
     }))
     .unwrap_or_else(|_| {

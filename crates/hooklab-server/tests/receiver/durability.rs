@@ -4,8 +4,8 @@
 use crate::support::{self, request};
 use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_core::store::{
-    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, NewDelivery, Store,
-    StoreError,
+    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, IdempotencyRecord, KeyFilter,
+    KeyStatus, NewDelivery, Recorded, Store, StoreError,
 };
 use hooklab_server::events::Event;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ struct Gated {
 }
 
 impl Store for Gated {
-    fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<DeliveryId, StoreError>> {
+    fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<Recorded, StoreError>> {
         Box::pin(async move {
             let permit = self.gate.acquire().await.map_err(|_| StoreError::Closed)?;
             permit.forget();
@@ -35,6 +35,17 @@ impl Store for Gated {
     }
     fn get(&self, id: DeliveryId) -> BoxFuture<'_, Result<Option<Delivery>, StoreError>> {
         self.inner.get(id)
+    }
+    fn keys(&self, filter: KeyFilter) -> BoxFuture<'_, Result<Vec<IdempotencyRecord>, StoreError>> {
+        self.inner.keys(filter)
+    }
+    fn set_key_status(
+        &self,
+        scope: String,
+        key: String,
+        status: KeyStatus,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.inner.set_key_status(scope, key, status)
     }
 }
 
@@ -128,6 +139,7 @@ async fn each_commit_is_announced_with_its_id_and_verdict() {
                 diagnosis: None,
                 body_refused: false,
                 remote_addr: None,
+                key: None,
             },
             None => panic!("listed"),
         },

@@ -6,6 +6,7 @@ mod support;
 mod bodies;
 mod durability;
 mod headers;
+mod idempotency;
 mod lifecycle;
 mod public_url;
 mod routing;

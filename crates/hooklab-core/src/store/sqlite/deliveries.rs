@@ -57,10 +57,12 @@ const INSERT: &str = "INSERT INTO deliveries (received_at, source, provider, met
 
 const SELECT_ONE: &str = "SELECT id, received_at, source, provider, method, path, query, \
      headers, body, body_size, body_refused, remote_addr, verdict_json, event_id, event_type, \
-     object_id, idempotency_key, provider_time, response_status FROM deliveries WHERE id = ?1";
+     object_id, idempotency_key, provider_time, response_status, duplicate_of FROM deliveries \
+     WHERE id = ?1";
 
 const SELECT_SUMMARY: &str = "SELECT id, received_at, source, provider, method, path, query, \
-     verdict, reason, event_id, event_type, response_status, body_size FROM deliveries";
+     verdict, reason, event_id, event_type, response_status, body_size, idempotency_key, \
+     duplicate_of FROM deliveries";
 
 /// Rows a listing returns when the filter names no limit.
 pub(super) const DEFAULT_LIMIT: u32 = 50;
@@ -162,6 +164,8 @@ fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<DeliverySummary> {
         event_type: row.get(10)?,
         response_status: row.get(11)?,
         body_size: size(row, 12)?,
+        idempotency_key: row.get(13)?,
+        duplicate_of: row.get(14)?,
     })
 }
 
@@ -193,7 +197,9 @@ fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<Delivery> {
                 provider_time: row.get::<_, Option<i64>>(17)?.map(UnixMillis),
             },
             response_status: row.get(18)?,
+            idempotency: None,
         },
+        duplicate_of: row.get(19)?,
     })
 }
 

@@ -5,11 +5,10 @@
 //! file written by a newer Hooklab (a higher version) is refused, never downgraded.
 //!
 //! Planned next, each as a new entry appended here (never by editing an applied one):
-//! `idempotency (provider, key UNIQUE together, status, first_delivery → deliveries.id)`,
 //! `jobs` (the outbox, leased by workers), `attempts`, `timelines`, `dead_letters`.
 
 use super::connection::storage;
-use super::deliveries;
+use super::{deliveries, idempotency};
 use crate::store::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -21,10 +20,16 @@ struct Migration {
 }
 
 /// The schema's history, oldest first. Entry `i` takes the database to version `i + 1`.
-const MIGRATIONS: &[Migration] = &[Migration {
-    name: "create deliveries",
-    sql: deliveries::MIGRATION_V1,
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        name: "create deliveries",
+        sql: deliveries::MIGRATION_V1,
+    },
+    Migration {
+        name: "idempotency keys",
+        sql: idempotency::MIGRATION_V2,
+    },
+];
 
 /// The schema version this build writes and reads.
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

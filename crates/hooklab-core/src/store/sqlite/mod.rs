@@ -6,6 +6,7 @@
 //! - `migrations`: the schema's history, applied atomically, tracked by `user_version`.
 //! - `deliveries`: the `deliveries` table (the raw event log): schema, insert, list, get.
 //! - `headers`: the byte-exact encoding of a delivery's headers.
+//! - `idempotency`: the `idempotency_keys` table: a delivery claims its key by a constraint.
 //! - `writer`: the writer thread and its group commit.
 //! - `reader`: the reader threads, and [`SqliteReader`] for synchronous reads (the CLI).
 //!
@@ -23,6 +24,7 @@
 mod connection;
 mod deliveries;
 mod headers;
+mod idempotency;
 mod migrations;
 mod reader;
 mod writer;
@@ -31,8 +33,8 @@ pub use reader::SqliteReader;
 pub use writer::StoreStats;
 
 use super::{
-    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, NewDelivery, Store,
-    StoreError,
+    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, IdempotencyRecord, KeyFilter,
+    KeyStatus, NewDelivery, Recorded, Store, StoreError,
 };
 use reader::ReadPool;
 use std::future::Future;
@@ -173,7 +175,7 @@ impl std::fmt::Debug for SqliteStore {
 impl Store for SqliteStore {
     /// Queues the delivery for the next group commit right away (so ids follow call order), and
     /// resolves after that commit. Dropping the future does not cancel the write.
-    fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<DeliveryId, StoreError>> {
+    fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<Recorded, StoreError>> {
         let (reply, answer) = oneshot::channel();
         let queued = self.writer.submit(WriteRequest::Record {
             delivery: Box::new(delivery),
@@ -195,6 +197,30 @@ impl Store for SqliteStore {
 
     fn get(&self, id: DeliveryId) -> BoxFuture<'_, Result<Option<Delivery>, StoreError>> {
         self.readers.run(move |conn| deliveries::get(conn, id))
+    }
+
+    fn keys(&self, filter: KeyFilter) -> BoxFuture<'_, Result<Vec<IdempotencyRecord>, StoreError>> {
+        self.readers
+            .run(move |conn| idempotency::list(conn, &filter))
+    }
+
+    fn set_key_status(
+        &self,
+        scope: String,
+        key: String,
+        status: KeyStatus,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        let (reply, answer) = oneshot::channel();
+        let queued = self.writer.submit(WriteRequest::SetKeyStatus {
+            scope,
+            key,
+            status,
+            reply,
+        });
+        Box::pin(async move {
+            queued?;
+            answer.await.map_err(|_| StoreError::Closed)?
+        })
     }
 }
 

@@ -4,8 +4,11 @@
 //! [`SqliteReader`] is the synchronous path for the CLI: one read-only connection on the
 //! caller's thread, for a database another process (the receiver) may be writing.
 
-use super::{SqliteOptions, connection, deliveries, migrations};
-use crate::store::{BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, StoreError};
+use super::{SqliteOptions, connection, deliveries, idempotency, migrations};
+use crate::store::{
+    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, IdempotencyRecord, KeyFilter,
+    StoreError,
+};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -137,5 +140,10 @@ impl SqliteReader {
     /// One delivery, whole, or `None`.
     pub fn get(&self, id: DeliveryId) -> Result<Option<Delivery>, StoreError> {
         deliveries::get(&self.conn, id)
+    }
+
+    /// Idempotency keys matching `filter`, most recently seen first.
+    pub fn keys(&self, filter: &KeyFilter) -> Result<Vec<IdempotencyRecord>, StoreError> {
+        idempotency::list(&self.conn, filter)
     }
 }

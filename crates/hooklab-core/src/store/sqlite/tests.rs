@@ -23,6 +23,7 @@ fn delivery(body: Vec<u8>) -> NewDelivery {
         verdict: Verdict::not_verified("test"),
         metadata: Metadata::default(),
         response_status: 200,
+        idempotency: None,
     }
 }
 
@@ -72,7 +73,8 @@ fn a_full_database_fails_the_write_without_panicking_and_the_writer_recovers() {
     assert!(cap > 1_000_000, "the default cap is restored, got {cap}");
     let id = rt
         .block_on(store.record(delivery(big.clone())))
-        .expect("once space is available again, writes succeed");
+        .expect("once space is available again, writes succeed")
+        .id;
     let stored = rt.block_on(store.get(id)).unwrap().unwrap();
     assert_eq!(stored.record.body, big);
     assert_eq!(count(&store, &rt), 2);
@@ -106,7 +108,7 @@ fn a_group_never_exceeds_max_batch() {
     let pending: Vec<_> = (0..40u8).map(|i| store.record(delivery(vec![i]))).collect();
     let ids: Vec<DeliveryId> = pending
         .into_iter()
-        .map(|f| rt.block_on(f).unwrap())
+        .map(|f| rt.block_on(f).unwrap().id)
         .collect();
     assert!(
         ids.windows(2).all(|w| w[0] < w[1]),
@@ -164,7 +166,7 @@ fn a_declared_size_beyond_i64_does_not_fail_the_group() {
     let mut forged = delivery(vec![]);
     forged.body_refused = true;
     forged.body_size = u64::MAX;
-    let id = rt.block_on(store.record(forged)).unwrap();
+    let id = rt.block_on(store.record(forged)).unwrap().id;
     let stored = rt.block_on(store.get(id)).unwrap().unwrap();
     assert_eq!(
         stored.record.body_size,

@@ -9,8 +9,8 @@
 //! on with a fresh transaction for the next group. Closing stops the queue, lets the writer
 //! commit what was already queued, and joins the thread.
 
-use super::{connection, deliveries};
-use crate::store::{DeliveryId, NewDelivery, StoreError};
+use super::{connection, deliveries, idempotency};
+use crate::store::{KeyStatus, NewDelivery, Recorded, StoreError};
 use rusqlite::{Connection, TransactionBehavior};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -23,10 +23,17 @@ pub(super) type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
 
 /// What the writer can be asked to do, in queue order.
 pub(super) enum WriteRequest {
-    /// Append a delivery; answered with its id after the commit that holds it.
+    /// Append a delivery and claim its idempotency key; answered after the commit that holds it.
     Record {
         delivery: Box<NewDelivery>,
-        reply: Reply<DeliveryId>,
+        reply: Reply<Recorded>,
+    },
+    /// Set an idempotency key's status, in its own transaction after the writes before it.
+    SetKeyStatus {
+        scope: String,
+        key: String,
+        status: KeyStatus,
+        reply: Reply<()>,
     },
     /// Change a setting of the write connection, after the writes queued before it.
     Control(Control),
@@ -141,7 +148,7 @@ impl Writer {
     }
 }
 
-type Pending = (Box<NewDelivery>, Reply<DeliveryId>);
+type Pending = (Box<NewDelivery>, Reply<Recorded>);
 
 /// The writer thread's state.
 struct WriterLoop {
@@ -157,14 +164,14 @@ impl WriterLoop {
     fn run(mut self, rx: Receiver<WriteRequest>) {
         let mut batch: Vec<Pending> = Vec::with_capacity(self.max_batch);
         while let Ok(first) = rx.recv() {
-            let mut control = None;
+            let mut after = None;
             let mut next = Some(first);
             while let Some(request) = next.take() {
                 match request {
                     WriteRequest::Record { delivery, reply } => batch.push((delivery, reply)),
-                    WriteRequest::Control(request) => {
+                    other => {
                         // Records queued before it are committed first; it runs after.
-                        control = Some(request);
+                        after = Some(other);
                         break;
                     }
                 }
@@ -175,8 +182,17 @@ impl WriterLoop {
             if !batch.is_empty() {
                 self.commit(&mut batch);
             }
-            if let Some(control) = control {
-                self.apply(control);
+            match after {
+                Some(WriteRequest::Control(control)) => self.apply(control),
+                Some(WriteRequest::SetKeyStatus {
+                    scope,
+                    key,
+                    status,
+                    reply,
+                }) => {
+                    let _ = reply.send(idempotency::set_status(&self.conn, &scope, &key, status));
+                }
+                Some(WriteRequest::Record { .. }) | None => {}
             }
         }
     }
@@ -184,15 +200,15 @@ impl WriterLoop {
     /// Writes the group in one transaction and answers every caller in it.
     fn commit(&mut self, batch: &mut Vec<Pending>) {
         match write_batch(&mut self.conn, batch) {
-            Ok(ids) => {
-                let rows = ids.len() as u64;
+            Ok(recorded) => {
+                let rows = recorded.len() as u64;
                 let c = &self.counters;
                 c.commits.fetch_add(1, Ordering::AcqRel);
                 c.rows.fetch_add(rows, Ordering::AcqRel);
                 c.largest_batch.fetch_max(rows, Ordering::AcqRel);
-                for ((_, reply), id) in batch.drain(..).zip(ids) {
+                for ((_, reply), r) in batch.drain(..).zip(recorded) {
                     // A caller that stopped waiting still has its delivery recorded.
-                    let _ = reply.send(Ok(id));
+                    let _ = reply.send(Ok(r));
                 }
             }
             Err(e) => {
@@ -216,17 +232,26 @@ impl WriterLoop {
     }
 }
 
-/// Inserts the group in one immediate transaction and commits it.
-fn write_batch(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<DeliveryId>> {
+/// Inserts the group in one immediate transaction, each delivery claiming its idempotency key
+/// right after its insert, and commits it.
+fn write_batch(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<Recorded>> {
     if !conn.is_autocommit() {
         // A failure SQLite did not roll back itself: start clean.
         conn.execute_batch("ROLLBACK")?;
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let ids = batch
+    let recorded = batch
         .iter()
-        .map(|(delivery, _)| deliveries::insert(&tx, delivery))
+        .map(|(delivery, _)| {
+            let id = deliveries::insert(&tx, delivery)?;
+            let key = delivery
+                .idempotency
+                .as_ref()
+                .map(|claim| idempotency::claim(&tx, id, claim, delivery.received_at))
+                .transpose()?;
+            Ok(Recorded { id, key })
+        })
         .collect::<rusqlite::Result<Vec<_>>>()?;
     tx.commit()?;
-    Ok(ids)
+    Ok(recorded)
 }
