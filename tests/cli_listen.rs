@@ -313,6 +313,7 @@ fn every_command_has_help() {
         vec!["events", "--help"],
         vec!["events", "list", "--help"],
         vec!["events", "show", "--help"],
+        vec!["keys", "--help"],
         vec!["providers", "--help"],
     ] {
         let out = Command::new(BIN).args(&args).output().unwrap();

@@ -21,15 +21,14 @@ CREATE TABLE idempotency_keys (
     scope            TEXT    NOT NULL,                 -- the provider id
     key              TEXT    NOT NULL,
     status           TEXT    NOT NULL CHECK (status IN ('processing', 'completed', 'failed')),
-    first_delivery   INTEGER NOT NULL REFERENCES deliveries (id),
-    current_delivery INTEGER NOT NULL REFERENCES deliveries (id),
+    first_delivery   INTEGER NOT NULL,                 -- deliveries.id
+    current_delivery INTEGER NOT NULL,                 -- deliveries.id
     deliveries       INTEGER NOT NULL CHECK (deliveries >= 1),
     first_seen       INTEGER NOT NULL,                 -- Unix milliseconds
     last_seen        INTEGER NOT NULL,
     PRIMARY KEY (scope, key)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX idempotency_by_last_seen ON idempotency_keys (last_seen);
-ALTER TABLE deliveries ADD COLUMN duplicate_of INTEGER REFERENCES deliveries (id);
+ALTER TABLE deliveries ADD COLUMN duplicate_of INTEGER;      -- deliveries.id of the first
 CREATE INDEX deliveries_duplicates ON deliveries (duplicate_of) WHERE duplicate_of IS NOT NULL;
 ";
 
