@@ -50,6 +50,9 @@ pub struct NewDelivery {
     /// `None` for deliveries that must not claim one (a forged signature must never make a
     /// genuine event look like a duplicate).
     pub idempotency: Option<IdempotencyClaim>,
+    /// The source has a handler: when this delivery is to be processed (no key, or its claim
+    /// says so), its job is written to the outbox in the same transaction as the record.
+    pub enqueue: bool,
 }
 
 /// Processing status of an idempotency key: `processing → completed | failed`. A `failed` key
@@ -123,6 +126,124 @@ pub struct Recorded {
     pub id: DeliveryId,
     /// `None` when the delivery claimed no key.
     pub key: Option<KeyOutcome>,
+    /// The outbox job written with it, when one was.
+    pub job: Option<JobId>,
+}
+
+/// An outbox job's id.
+pub type JobId = i64;
+
+/// Where a job is in its life: `ready` (waiting for `run_at`) → `leased` (a worker has it
+/// until `lease_until`; an expired lease makes it eligible again) → `done` | `ready` (a retry)
+/// | `dead` (in the dead-letter queue) → `ready` (redriven) | `discarded`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Ready,
+    Leased,
+    Done,
+    Dead,
+    Discarded,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Ready => "ready",
+            JobState::Leased => "leased",
+            JobState::Done => "done",
+            JobState::Dead => "dead",
+            JobState::Discarded => "discarded",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ready" => Some(JobState::Ready),
+            "leased" => Some(JobState::Leased),
+            "done" => Some(JobState::Done),
+            "dead" => Some(JobState::Dead),
+            "discarded" => Some(JobState::Discarded),
+            _ => None,
+        }
+    }
+}
+
+/// A job a worker has leased: run the handler for `delivery`, then call
+/// [`Store::finish_job`] with the same `job` and `attempt`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeasedJob {
+    pub job: JobId,
+    pub delivery: DeliveryId,
+    /// This attempt's number, 1-based.
+    pub attempt: u32,
+    pub source: String,
+    /// The idempotency key the job processes, when the delivery claimed one.
+    pub scope: Option<String>,
+    pub key: Option<String>,
+}
+
+/// One run of a handler, as recorded (the forward handler: the developer's app's answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub started_at: UnixMillis,
+    pub duration_ms: u64,
+    /// Where the attempt went (the forward URL), for display.
+    pub target: Option<String>,
+    /// The response status, when a response came.
+    pub status: Option<u16>,
+    pub response_headers: Vec<Header>,
+    /// The first 64 KiB of the response body.
+    #[serde(with = "crate::request::bytes_as_lossless")]
+    pub response_body: Vec<u8>,
+    /// Why the attempt failed without a response (connection refused, timeout…), or why a
+    /// response counted as a failure.
+    pub error: Option<String>,
+}
+
+/// A recorded attempt, with its job and number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub job: JobId,
+    pub delivery: DeliveryId,
+    pub attempt: u32,
+    #[serde(flatten)]
+    pub record: AttemptRecord,
+}
+
+/// What the worker decided after an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobOutcome {
+    /// Handled: the job is done and its key `completed`.
+    Done,
+    /// Try again at `run_at` (the key stays `processing`).
+    Retry { run_at: UnixMillis },
+    /// Give up: the job moves to the dead-letter queue and its key becomes `failed`.
+    Dead { reason: String },
+}
+
+/// A job in the dead-letter queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub job: JobId,
+    pub delivery: DeliveryId,
+    pub source: String,
+    pub event_id: Option<String>,
+    pub event_type: Option<String>,
+    pub scope: Option<String>,
+    pub key: Option<String>,
+    pub reason: String,
+    pub attempts: u32,
+    pub dead_at: UnixMillis,
+}
+
+/// Which dead letters to list (newest first) or act on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeadLetterFilter {
+    pub limit: Option<u32>,
+    pub source: Option<String>,
+    /// Only these jobs.
+    pub jobs: Option<Vec<JobId>>,
 }
 
 /// One idempotency key, as the idempotency view shows it.
@@ -223,6 +344,54 @@ pub trait Store: Send + Sync + 'static {
 
     /// Idempotency keys matching `filter`, most recently seen first.
     fn keys(&self, filter: KeyFilter) -> BoxFuture<'_, Result<Vec<IdempotencyRecord>, StoreError>>;
+
+    /// Leases up to `limit` jobs that are due at `now` (ready with `run_at <= now`, or leased
+    /// with an expired lease), each for `lease_ms`; every leased job's attempt count goes up.
+    fn lease_jobs(
+        &self,
+        now: UnixMillis,
+        limit: u32,
+        lease_ms: u64,
+    ) -> BoxFuture<'_, Result<Vec<LeasedJob>, StoreError>>;
+
+    /// Records an attempt and applies its outcome in one transaction: the job's state, and
+    /// the key's status (`completed` on done, `failed` when dead). Returns `false` (changing
+    /// nothing) when the job is no longer leased for this attempt (its lease expired and
+    /// another worker took it).
+    fn finish_job(
+        &self,
+        job: LeasedJob,
+        attempt: AttemptRecord,
+        outcome: JobOutcome,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<bool, StoreError>>;
+
+    /// The earliest `run_at` of a ready job, so an idle worker knows when to look again.
+    fn next_due(&self) -> BoxFuture<'_, Result<Option<UnixMillis>, StoreError>>;
+
+    /// Every attempt for a delivery's jobs, oldest first.
+    fn attempts(&self, delivery: DeliveryId) -> BoxFuture<'_, Result<Vec<Attempt>, StoreError>>;
+
+    /// The dead-letter queue, newest first.
+    fn dead_letters(
+        &self,
+        filter: DeadLetterFilter,
+    ) -> BoxFuture<'_, Result<Vec<DeadLetter>, StoreError>>;
+
+    /// Moves the matching dead jobs back to `ready` at `now` (their keys to `processing`);
+    /// returns how many moved.
+    fn redrive(
+        &self,
+        filter: DeadLetterFilter,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<u64, StoreError>>;
+
+    /// Discards the matching dead jobs (kept, marked `discarded`); returns how many.
+    fn discard(
+        &self,
+        filter: DeadLetterFilter,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<u64, StoreError>>;
 
     /// Sets a key's status (the worker: `completed` or `failed` after the handler ran).
     fn set_key_status(

@@ -101,6 +101,7 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
         metadata: judgement.metadata,
         response_status: status.as_u16(),
         idempotency: None,
+        enqueue: false,
     };
     let delivery = NewDelivery {
         idempotency: claim(source.as_deref(), &delivery),

@@ -3,9 +3,11 @@
 
 use crate::support::{self, request};
 use hooklab_core::store::sqlite::SqliteStore;
+use hooklab_core::clock::UnixMillis;
 use hooklab_core::store::{
-    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, IdempotencyRecord, KeyFilter,
-    KeyStatus, NewDelivery, Recorded, Store, StoreError,
+    Attempt, AttemptRecord, BoxFuture, DeadLetter, DeadLetterFilter, Delivery, DeliveryFilter,
+    DeliveryId, DeliverySummary, IdempotencyRecord, JobOutcome, KeyFilter, KeyStatus, LeasedJob,
+    NewDelivery, Recorded, Store, StoreError,
 };
 use hooklab_server::events::Event;
 use std::sync::Arc;
@@ -46,6 +48,49 @@ impl Store for Gated {
         status: KeyStatus,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         self.inner.set_key_status(scope, key, status)
+    }
+    fn lease_jobs(
+        &self,
+        now: UnixMillis,
+        limit: u32,
+        lease_ms: u64,
+    ) -> BoxFuture<'_, Result<Vec<LeasedJob>, StoreError>> {
+        self.inner.lease_jobs(now, limit, lease_ms)
+    }
+    fn finish_job(
+        &self,
+        job: LeasedJob,
+        attempt: AttemptRecord,
+        outcome: JobOutcome,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        self.inner.finish_job(job, attempt, outcome, now)
+    }
+    fn next_due(&self) -> BoxFuture<'_, Result<Option<UnixMillis>, StoreError>> {
+        self.inner.next_due()
+    }
+    fn attempts(&self, delivery: DeliveryId) -> BoxFuture<'_, Result<Vec<Attempt>, StoreError>> {
+        self.inner.attempts(delivery)
+    }
+    fn dead_letters(
+        &self,
+        filter: DeadLetterFilter,
+    ) -> BoxFuture<'_, Result<Vec<DeadLetter>, StoreError>> {
+        self.inner.dead_letters(filter)
+    }
+    fn redrive(
+        &self,
+        filter: DeadLetterFilter,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<u64, StoreError>> {
+        self.inner.redrive(filter, now)
+    }
+    fn discard(
+        &self,
+        filter: DeadLetterFilter,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<u64, StoreError>> {
+        self.inner.discard(filter, now)
     }
 }
 

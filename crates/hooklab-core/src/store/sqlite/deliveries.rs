@@ -198,6 +198,7 @@ fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<Delivery> {
             },
             response_status: row.get(18)?,
             idempotency: None,
+            enqueue: false,
         },
         duplicate_of: row.get(19)?,
     })

@@ -5,10 +5,10 @@
 //! file written by a newer Hooklab (a higher version) is refused, never downgraded.
 //!
 //! Planned next, each as a new entry appended here (never by editing an applied one):
-//! `jobs` (the outbox, leased by workers), `attempts`, `timelines`, `dead_letters`.
+//! `objects` and `timelines` (the state machines).
 
 use super::connection::storage;
-use super::{deliveries, idempotency};
+use super::{deliveries, idempotency, jobs};
 use crate::store::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -28,6 +28,10 @@ const MIGRATIONS: &[Migration] = &[
     Migration {
         name: "idempotency keys",
         sql: idempotency::MIGRATION_V2,
+    },
+    Migration {
+        name: "outbox jobs and attempts",
+        sql: jobs::MIGRATION_V3,
     },
 ];
 

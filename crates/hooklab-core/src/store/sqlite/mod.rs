@@ -7,6 +7,7 @@
 //! - `deliveries`: the `deliveries` table (the raw event log): schema, insert, list, get.
 //! - `headers`: the byte-exact encoding of a delivery's headers.
 //! - `idempotency`: the `idempotency_keys` table: a delivery claims its key by a constraint.
+//! - `jobs`: the outbox (`jobs`, `attempts`): leases, attempts, retries, the dead-letter queue.
 //! - `writer`: the writer thread and its group commit.
 //! - `reader`: the reader threads, and [`SqliteReader`] for synchronous reads (the CLI).
 //!
@@ -25,6 +26,7 @@ mod connection;
 mod deliveries;
 mod headers;
 mod idempotency;
+mod jobs;
 mod migrations;
 mod reader;
 mod writer;
@@ -33,9 +35,11 @@ pub use reader::SqliteReader;
 pub use writer::StoreStats;
 
 use super::{
-    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, IdempotencyRecord, KeyFilter,
-    KeyStatus, NewDelivery, Recorded, Store, StoreError,
+    Attempt, AttemptRecord, BoxFuture, DeadLetter, DeadLetterFilter, Delivery, DeliveryFilter,
+    DeliveryId, DeliverySummary, IdempotencyRecord, JobOutcome, KeyFilter, KeyStatus, LeasedJob,
+    NewDelivery, Recorded, Store, StoreError,
 };
+use crate::clock::UnixMillis;
 use reader::ReadPool;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -155,6 +159,24 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Runs `op` in its own transaction on the writer thread, after the writes queued before.
+    fn exec<T, F>(&self, what: &'static str, op: F) -> BoxFuture<'static, Result<T, StoreError>>
+    where
+        F: FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let queued = self.writer.submit(WriteRequest::Exec(Box::new(move |conn| {
+            let _ = reply.send(writer::in_transaction(conn, what, op));
+        })));
+        Box::pin(async move {
+            queued?;
+            answer.await.map_err(|_| StoreError::Closed)?
+        })
+    }
+}
+
 impl Drop for SqliteStore {
     fn drop(&mut self) {
         if let Err(e) = self.close() {
@@ -202,6 +224,65 @@ impl Store for SqliteStore {
     fn keys(&self, filter: KeyFilter) -> BoxFuture<'_, Result<Vec<IdempotencyRecord>, StoreError>> {
         self.readers
             .run(move |conn| idempotency::list(conn, &filter))
+    }
+
+    fn lease_jobs(
+        &self,
+        now: UnixMillis,
+        limit: u32,
+        lease_ms: u64,
+    ) -> BoxFuture<'_, Result<Vec<LeasedJob>, StoreError>> {
+        self.exec("leasing jobs", move |tx| {
+            jobs::lease(tx, now, limit, lease_ms)
+        })
+    }
+
+    fn finish_job(
+        &self,
+        job: LeasedJob,
+        attempt: AttemptRecord,
+        outcome: JobOutcome,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        self.exec("finishing a job", move |tx| {
+            jobs::finish(tx, &job, &attempt, &outcome, now)
+        })
+    }
+
+    fn next_due(&self) -> BoxFuture<'_, Result<Option<UnixMillis>, StoreError>> {
+        self.readers.run(jobs::next_due)
+    }
+
+    fn attempts(&self, delivery: DeliveryId) -> BoxFuture<'_, Result<Vec<Attempt>, StoreError>> {
+        self.readers.run(move |conn| jobs::attempts(conn, delivery))
+    }
+
+    fn dead_letters(
+        &self,
+        filter: DeadLetterFilter,
+    ) -> BoxFuture<'_, Result<Vec<DeadLetter>, StoreError>> {
+        self.readers
+            .run(move |conn| jobs::dead_letters(conn, &filter))
+    }
+
+    fn redrive(
+        &self,
+        filter: DeadLetterFilter,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<u64, StoreError>> {
+        self.exec("redriving dead letters", move |tx| {
+            jobs::resolve_dead(tx, &filter, true, now)
+        })
+    }
+
+    fn discard(
+        &self,
+        filter: DeadLetterFilter,
+        now: UnixMillis,
+    ) -> BoxFuture<'_, Result<u64, StoreError>> {
+        self.exec("discarding dead letters", move |tx| {
+            jobs::resolve_dead(tx, &filter, false, now)
+        })
     }
 
     fn set_key_status(

@@ -24,6 +24,7 @@ fn delivery(body: Vec<u8>) -> NewDelivery {
         metadata: Metadata::default(),
         response_status: 200,
         idempotency: None,
+        enqueue: false,
     }
 }
 

@@ -9,7 +9,7 @@
 //! on with a fresh transaction for the next group. Closing stops the queue, lets the writer
 //! commit what was already queued, and joins the thread.
 
-use super::{connection, deliveries, idempotency};
+use super::{connection, deliveries, idempotency, jobs};
 use crate::store::{KeyStatus, NewDelivery, Recorded, StoreError};
 use rusqlite::{Connection, TransactionBehavior};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +28,9 @@ pub(super) enum WriteRequest {
         delivery: Box<NewDelivery>,
         reply: Reply<Recorded>,
     },
+    /// Run `op` in its own immediate transaction, after the writes queued before it; it
+    /// answers its caller itself. Used by the outbox's lease / finish / redrive / discard.
+    Exec(Box<dyn FnOnce(&mut Connection) + Send>),
     /// Set an idempotency key's status, in its own transaction after the writes before it.
     SetKeyStatus {
         scope: String,
@@ -192,6 +195,7 @@ impl WriterLoop {
                 }) => {
                     let _ = reply.send(idempotency::set_status(&self.conn, &scope, &key, status));
                 }
+                Some(WriteRequest::Exec(op)) => op(&mut self.conn),
                 Some(WriteRequest::Record { .. }) | None => {}
             }
         }
@@ -249,9 +253,44 @@ fn write_batch(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec
                 .as_ref()
                 .map(|claim| idempotency::claim(&tx, id, claim, delivery.received_at))
                 .transpose()?;
-            Ok(Recorded { id, key })
+            // The job goes in with its delivery: no acknowledged event is ever without it.
+            let job = if delivery.enqueue && key.is_none_or(|k| k.process) {
+                let claimed = delivery
+                    .idempotency
+                    .as_ref()
+                    .map(|c| (c.scope.as_str(), c.key.as_str()));
+                Some(jobs::enqueue(
+                    &tx,
+                    id,
+                    &delivery.source,
+                    claimed,
+                    delivery.received_at,
+                )?)
+            } else {
+                None
+            };
+            Ok(Recorded { id, key, job })
         })
         .collect::<rusqlite::Result<Vec<_>>>()?;
     tx.commit()?;
     Ok(recorded)
+}
+
+/// Runs `op` in an immediate transaction on the writer's connection and commits it; a failed
+/// `op` or commit rolls back and becomes a [`StoreError::Storage`] saying what was being done.
+pub(super) fn in_transaction<T>(
+    conn: &mut Connection,
+    what: &'static str,
+    op: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+) -> Result<T, StoreError> {
+    let run = |conn: &mut Connection| {
+        if !conn.is_autocommit() {
+            conn.execute_batch("ROLLBACK")?;
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = op(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    };
+    run(conn).map_err(|e: rusqlite::Error| StoreError::Storage(format!("{what}: {e}")))
 }
