@@ -237,6 +237,61 @@ pub struct DeadLetter {
     pub dead_at: UnixMillis,
 }
 
+/// A business object's persisted state, as its state machine left it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectRecord {
+    /// The machine's name, e.g. `stripe-payment-intent`.
+    pub machine: String,
+    pub object_id: String,
+    /// The current state (`None` while only parked events exist).
+    pub state: Option<String>,
+    /// The provider time of the event that set the state.
+    pub state_time: Option<UnixMillis>,
+    /// e.g. `awaiting_confirmation`, `requires_review`.
+    pub flags: Vec<String>,
+    /// The engine's whole object state (parked events included), as JSON; opaque to the store.
+    pub data: String,
+    pub updated_at: UnixMillis,
+}
+
+/// One decision of a state machine, as the timeline shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub machine: String,
+    pub object_id: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub delivery: Option<DeliveryId>,
+    pub provider_time: Option<UnixMillis>,
+    pub received_at: Option<UnixMillis>,
+    /// e.g. `applied`, `ignored_stale`, `parked`, `requires_review`.
+    pub decision: String,
+    pub reason: String,
+    pub at: UnixMillis,
+}
+
+/// What an object update writes: the new object and the timeline rows it produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectChange {
+    pub object: ObjectRecord,
+    pub rows: Vec<TimelineEntry>,
+}
+
+/// Computes an object's change from its stored record (`None`: not seen yet), inside the
+/// store's write transaction, so concurrent updates of one object never interleave. Returning
+/// `None` writes nothing.
+pub type ObjectUpdate = Box<dyn FnOnce(Option<ObjectRecord>) -> Option<ObjectChange> + Send>;
+
+/// Which objects to list, most recently updated first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObjectFilter {
+    pub limit: Option<u32>,
+    pub machine: Option<String>,
+    pub state: Option<String>,
+    /// Only objects not updated since this time (reconciliation looks for stuck ones).
+    pub updated_before: Option<UnixMillis>,
+}
+
 /// Which dead letters to list (newest first) or act on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeadLetterFilter {
@@ -392,6 +447,21 @@ pub trait Store: Send + Sync + 'static {
         filter: DeadLetterFilter,
         now: UnixMillis,
     ) -> BoxFuture<'_, Result<u64, StoreError>>;
+
+    /// Updates one object with `update`, in one write transaction; returns what was written.
+    fn update_object(
+        &self,
+        machine: String,
+        object_id: String,
+        update: ObjectUpdate,
+    ) -> BoxFuture<'_, Result<Option<ObjectChange>, StoreError>>;
+
+    /// Objects matching `filter`, most recently updated first.
+    fn objects(&self, filter: ObjectFilter)
+    -> BoxFuture<'_, Result<Vec<ObjectRecord>, StoreError>>;
+
+    /// An object's timeline (every machine that tracks this id), oldest first.
+    fn timeline(&self, object_id: String) -> BoxFuture<'_, Result<Vec<TimelineEntry>, StoreError>>;
 
     /// Sets a key's status (the worker: `completed` or `failed` after the handler ran).
     fn set_key_status(

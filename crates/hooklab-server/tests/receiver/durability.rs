@@ -2,12 +2,13 @@
 //! not acknowledged); each commit is announced once on the events bus, with its id.
 
 use crate::support::{self, request};
-use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_core::clock::UnixMillis;
+use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_core::store::{
     Attempt, AttemptRecord, BoxFuture, DeadLetter, DeadLetterFilter, Delivery, DeliveryFilter,
     DeliveryId, DeliverySummary, IdempotencyRecord, JobOutcome, KeyFilter, KeyStatus, LeasedJob,
-    NewDelivery, Recorded, Store, StoreError,
+    NewDelivery, ObjectChange, ObjectFilter, ObjectRecord, ObjectUpdate, Recorded, Store,
+    StoreError, TimelineEntry,
 };
 use hooklab_server::events::Event;
 use std::sync::Arc;
@@ -91,6 +92,23 @@ impl Store for Gated {
         now: UnixMillis,
     ) -> BoxFuture<'_, Result<u64, StoreError>> {
         self.inner.discard(filter, now)
+    }
+    fn update_object(
+        &self,
+        machine: String,
+        object_id: String,
+        update: ObjectUpdate,
+    ) -> BoxFuture<'_, Result<Option<ObjectChange>, StoreError>> {
+        self.inner.update_object(machine, object_id, update)
+    }
+    fn objects(
+        &self,
+        filter: ObjectFilter,
+    ) -> BoxFuture<'_, Result<Vec<ObjectRecord>, StoreError>> {
+        self.inner.objects(filter)
+    }
+    fn timeline(&self, object_id: String) -> BoxFuture<'_, Result<Vec<TimelineEntry>, StoreError>> {
+        self.inner.timeline(object_id)
     }
 }
 

@@ -4,11 +4,10 @@
 //! previous schema intact, and two processes opening the same file cannot both migrate it. A
 //! file written by a newer Hooklab (a higher version) is refused, never downgraded.
 //!
-//! Planned next, each as a new entry appended here (never by editing an applied one):
-//! `objects` and `timelines` (the state machines).
+//! New steps are appended here, never made by editing an applied one.
 
 use super::connection::storage;
-use super::{deliveries, idempotency, jobs};
+use super::{deliveries, idempotency, jobs, objects};
 use crate::store::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -32,6 +31,10 @@ const MIGRATIONS: &[Migration] = &[
     Migration {
         name: "outbox jobs and attempts",
         sql: jobs::MIGRATION_V3,
+    },
+    Migration {
+        name: "objects and timelines",
+        sql: objects::MIGRATION_V4,
     },
 ];
 

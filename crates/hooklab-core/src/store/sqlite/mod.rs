@@ -7,6 +7,7 @@
 //! - `deliveries`: the `deliveries` table (the raw event log): schema, insert, list, get.
 //! - `headers`: the byte-exact encoding of a delivery's headers.
 //! - `idempotency`: the `idempotency_keys` table: a delivery claims its key by a constraint.
+//! - `objects`: business objects and their state-machine timelines.
 //! - `jobs`: the outbox (`jobs`, `attempts`): leases, attempts, retries, the dead-letter queue.
 //! - `writer`: the writer thread and its group commit.
 //! - `reader`: the reader threads, and [`SqliteReader`] for synchronous reads (the CLI).
@@ -28,6 +29,7 @@ mod headers;
 mod idempotency;
 mod jobs;
 mod migrations;
+mod objects;
 mod reader;
 mod writer;
 
@@ -37,7 +39,8 @@ pub use writer::StoreStats;
 use super::{
     Attempt, AttemptRecord, BoxFuture, DeadLetter, DeadLetterFilter, Delivery, DeliveryFilter,
     DeliveryId, DeliverySummary, IdempotencyRecord, JobOutcome, KeyFilter, KeyStatus, LeasedJob,
-    NewDelivery, Recorded, Store, StoreError,
+    NewDelivery, ObjectChange, ObjectFilter, ObjectRecord, ObjectUpdate, Recorded, Store,
+    StoreError, TimelineEntry,
 };
 use crate::clock::UnixMillis;
 use reader::ReadPool;
@@ -283,6 +286,29 @@ impl Store for SqliteStore {
         self.exec("discarding dead letters", move |tx| {
             jobs::resolve_dead(tx, &filter, false, now)
         })
+    }
+
+    fn update_object(
+        &self,
+        machine: String,
+        object_id: String,
+        update: ObjectUpdate,
+    ) -> BoxFuture<'_, Result<Option<ObjectChange>, StoreError>> {
+        self.exec("updating an object", move |tx| {
+            objects::update(tx, &machine, &object_id, update)
+        })
+    }
+
+    fn objects(
+        &self,
+        filter: ObjectFilter,
+    ) -> BoxFuture<'_, Result<Vec<ObjectRecord>, StoreError>> {
+        self.readers.run(move |conn| objects::list(conn, &filter))
+    }
+
+    fn timeline(&self, object_id: String) -> BoxFuture<'_, Result<Vec<TimelineEntry>, StoreError>> {
+        self.readers
+            .run(move |conn| objects::timeline(conn, &object_id))
     }
 
     fn set_key_status(

@@ -4,10 +4,11 @@
 //! [`SqliteReader`] is the synchronous path for the CLI: one read-only connection on the
 //! caller's thread, for a database another process (the receiver) may be writing.
 
-use super::{SqliteOptions, connection, deliveries, idempotency, migrations};
+use super::{SqliteOptions, connection, deliveries, idempotency, jobs, migrations, objects};
 use crate::store::{
-    BoxFuture, Delivery, DeliveryFilter, DeliveryId, DeliverySummary, IdempotencyRecord, KeyFilter,
-    StoreError,
+    Attempt, BoxFuture, DeadLetter, DeadLetterFilter, Delivery, DeliveryFilter, DeliveryId,
+    DeliverySummary, IdempotencyRecord, KeyFilter, ObjectFilter, ObjectRecord, StoreError,
+    TimelineEntry,
 };
 use rusqlite::Connection;
 use std::path::Path;
@@ -145,5 +146,25 @@ impl SqliteReader {
     /// Idempotency keys matching `filter`, most recently seen first.
     pub fn keys(&self, filter: &KeyFilter) -> Result<Vec<IdempotencyRecord>, StoreError> {
         idempotency::list(&self.conn, filter)
+    }
+
+    /// Every attempt for a delivery's jobs, oldest first.
+    pub fn attempts(&self, delivery: DeliveryId) -> Result<Vec<Attempt>, StoreError> {
+        jobs::attempts(&self.conn, delivery)
+    }
+
+    /// The dead-letter queue, newest first.
+    pub fn dead_letters(&self, filter: &DeadLetterFilter) -> Result<Vec<DeadLetter>, StoreError> {
+        jobs::dead_letters(&self.conn, filter)
+    }
+
+    /// Objects matching `filter`, most recently updated first.
+    pub fn objects(&self, filter: &ObjectFilter) -> Result<Vec<ObjectRecord>, StoreError> {
+        objects::list(&self.conn, filter)
+    }
+
+    /// An object's timeline, oldest first.
+    pub fn timeline(&self, object_id: &str) -> Result<Vec<TimelineEntry>, StoreError> {
+        objects::timeline(&self.conn, object_id)
     }
 }
