@@ -10,6 +10,7 @@
 //! 3. [`verify`]: runs a source's provider over a request and returns a [`verdict::Verdict`];
 //!    on a failure, [`diagnose`] tries alternatives to explain *why* in plain words.
 //! 4. [`store`]: the storage seam. [`store::sqlite`] records deliveries durably with group commit.
+//! 5. [`machine`]: a state machine per business object: valid transitions, stale and parked events.
 //!
 //! Time is always passed in as a [`clock::UnixMillis`]; nothing here reads the clock ad hoc.
 //!
@@ -29,6 +30,7 @@
 
 pub mod clock;
 pub mod diagnose;
+pub mod machine;
 pub mod metadata;
 pub mod provider;
 pub mod request;
