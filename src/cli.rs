@@ -1,4 +1,10 @@
-//! The command-line grammar (clap). Only parsing lives here.
+//! The command-line grammar (clap). Only parsing lives here; `dlq` has its own file.
+
+mod dlq;
+mod objects;
+
+pub(crate) use dlq::{DlqActArgs, DlqCommand, DlqListArgs, DlqShowArgs};
+pub(crate) use objects::{ObjectsArgs, TimelineArgs};
 
 use clap::{Args, Parser, Subcommand};
 use hooklab_core::provider::ProviderId;
@@ -28,6 +34,13 @@ pub(crate) enum Command {
     Events(EventsCommand),
     /// Idempotency keys: each event's deliveries collapsed onto one key, duplicates counted.
     Keys(KeysArgs),
+    /// The dead-letter queue: jobs whose forward failed every retry. List, show, redrive, discard.
+    #[command(subcommand)]
+    Dlq(DlqCommand),
+    /// Business objects (payments) and the state their machine put them in.
+    Objects(ObjectsArgs),
+    /// One object's state-machine timeline: every event, applied, stale, parked or reviewed.
+    Timeline(TimelineArgs),
     /// List the supported providers with their headers, algorithm and tolerance.
     Providers(ProvidersArgs),
 }
@@ -62,7 +75,7 @@ pub(crate) struct DbArg {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  hooklab listen --source stripe=stripe:whsec_...\n  hooklab listen --source gh=github:env:GITHUB_WEBHOOK_SECRET --port 9000 --json\n  hooklab listen --config hooklab.toml"
+    after_help = "Examples:\n  hooklab listen --source stripe=stripe:whsec_...\n  hooklab listen --source gh=github:env:GITHUB_WEBHOOK_SECRET --port 9000 --json\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks \\\n      --retry-schedule stripe --time-scale 4320   # Stripe's 3 days of retries in a minute\n  hooklab listen --config hooklab.toml"
 )]
 pub(crate) struct ListenArgs {
     /// A TOML config file with sources, secrets and responses (flags override it).
@@ -87,6 +100,24 @@ pub(crate) struct ListenArgs {
     /// The largest body accepted, in bytes; larger requests get 413 (and are still recorded).
     #[arg(long, value_name = "BYTES")]
     pub(crate) body_limit: Option<u64>,
+    /// Forward every verified delivery to your app at this http:// URL (plus the delivery's
+    /// query string), retrying on failure; sources with their own `forward_to` keep theirs.
+    #[arg(long, value_name = "URL", help_heading = "Forwarding")]
+    pub(crate) forward_to: Option<String>,
+    /// Delays between forward attempts, e.g. `0.2s,5s,5m`, or a provider's preset: stripe,
+    /// standard-webhooks, svix, resend, shopify, slack, github, paddle, razorpay, wompi, asaas,
+    /// mercadopago, none [default: 0.2s,1s,5s,30s,2m,10m]
+    #[arg(long, value_name = "SCHEDULE", help_heading = "Forwarding")]
+    pub(crate) retry_schedule: Option<hooklab_core::retry::RetrySchedule>,
+    /// Divide every retry delay by F (4320 plays three days in a minute).
+    #[arg(long, value_name = "F", help_heading = "Forwarding")]
+    pub(crate) time_scale: Option<hooklab_core::retry::TimeScale>,
+    /// How long one forward attempt may take, e.g. `30s` [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Forwarding")]
+    pub(crate) forward_timeout: Option<std::time::Duration>,
+    /// How many forward attempts run at once [default: 8]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Forwarding")]
+    pub(crate) concurrency: Option<u16>,
     /// One JSON object per line instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -283,6 +314,14 @@ pub(crate) struct EventsShowArgs {
     /// Write the exact body bytes to standard output, nothing else.
     #[arg(long)]
     pub(crate) raw: bool,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    match hooklab_core::retry::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,12 @@
 //! How the CLI prints things: text for people, JSON for machines. Secrets never reach here.
+//! Attempts and dead letters have their own file, `pipeline`.
+
+mod pipeline;
+
+pub(crate) use pipeline::{
+    attempt_event_json, attempt_event_line, attempt_json, attempts_text, dead_letter_event_line,
+    dead_letter_json, dead_letter_text, dead_letters_table,
+};
 
 use hooklab_core::provider::{ProviderInfo, Tolerance};
 use hooklab_core::store::{Delivery, DeliverySummary, IdempotencyRecord};

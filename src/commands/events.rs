@@ -1,16 +1,16 @@
 //! `hooklab events list|show` and `hooklab keys`: what was recorded, read back from the
-//! database.
+//! database (with each delivery's forward attempts in `show`).
 
 use super::db_path;
 use crate::cli::{EventsListArgs, EventsShowArgs, KeysArgs};
 use crate::output;
 use anyhow::{Context as _, bail};
 use hooklab_core::store::sqlite::{SqliteReader, SqliteStore};
-use hooklab_core::store::{DeliveryFilter, KeyFilter};
+use hooklab_core::store::{DeliveryFilter, KeyFilter, Store as _};
 use std::io::Write as _;
 use std::process::ExitCode;
 
-fn open(db: &crate::cli::DbArg) -> anyhow::Result<SqliteReader> {
+pub(crate) fn open(db: &crate::cli::DbArg) -> anyhow::Result<SqliteReader> {
     let path = db_path(db)?;
     if !path.exists() {
         bail!(
@@ -53,15 +53,29 @@ pub(crate) fn show(args: EventsShowArgs) -> anyhow::Result<ExitCode> {
         let mut out = std::io::stdout().lock();
         out.write_all(&delivery.record.body)?;
         out.flush()?;
-    } else if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output::delivery_json(&delivery))?
-        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let attempts = attempts(&args.db, delivery.id);
+    if args.json {
+        let mut value = output::delivery_json(&delivery);
+        value["attempts"] = attempts.iter().map(output::attempt_json).collect();
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print!("{}", output::delivery_text(&delivery));
+        print!("{}", output::attempts_text(&attempts));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The delivery's forward attempts, oldest first; none (with a note) when they cannot be read.
+fn attempts(db: &crate::cli::DbArg, delivery: i64) -> Vec<hooklab_core::store::Attempt> {
+    let read = super::dlq::open(db).and_then(|store| {
+        super::dlq::block_on(store.attempts(delivery))?.map_err(anyhow::Error::from)
+    });
+    read.unwrap_or_else(|e| {
+        eprintln!("(the forward attempts could not be read: {e:#})");
+        Vec::new()
+    })
 }
 
 pub(crate) fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {

@@ -1,4 +1,5 @@
-//! `hooklab listen`: run the receiver, print one line per recorded delivery.
+//! `hooklab listen`: run the receiver (and, with a forward target, the worker that forwards to
+//! the developer's app); print one line per recorded delivery, per attempt, per dead letter.
 
 use super::db_path;
 use crate::cli::ListenArgs;
@@ -33,6 +34,21 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
     if let Some(limit) = args.body_limit {
         config.body_limit = limit;
     }
+    if let Some(url) = &args.forward_to {
+        config.forward_to = Some(url.clone());
+    }
+    if let Some(schedule) = &args.retry_schedule {
+        config.retry_schedule = schedule.clone();
+    }
+    if let Some(scale) = args.time_scale {
+        config.time_scale = scale;
+    }
+    if let Some(timeout) = args.forward_timeout {
+        config.forward_timeout = timeout;
+    }
+    if let Some(n) = args.concurrency {
+        config.concurrency = usize::from(n);
+    }
     for spec in &args.sources {
         let source = SourceConfig::parse_cli(spec)?;
         config.sources.retain(|s| s.name != source.name);
@@ -56,17 +72,28 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
         SqliteStore::open(&db)
             .with_context(|| format!("cannot open the database {}", db.display()))?,
     );
-    let sources: Vec<(String, String, usize)> = config
+    let sources: Vec<(String, String, usize, Option<String>)> = config
         .sources
         .iter()
-        .map(|s| (s.name.clone(), s.provider.to_string(), s.secrets.len()))
+        .map(|s| {
+            let forward = config
+                .forward_target(s)
+                .map(|target| format!("{target} (retries: {})", config.schedule_for(s)));
+            (
+                s.name.clone(),
+                s.provider.to_string(),
+                s.secrets.len(),
+                forward,
+            )
+        })
         .collect();
+    let forward_to = config.forward_to.clone();
     let running = runtime::start(config, store.clone()).await?;
     let base = running.url();
     if json {
         println!(
             "{}",
-            serde_json::json!({ "ready": { "receiver": base, "db": db } })
+            serde_json::json!({ "ready": { "receiver": base, "db": db, "forward_to": forward_to } })
         );
     } else {
         println!("Hooklab is listening on {base}");
@@ -75,13 +102,16 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
                 "  No sources yet: every request is recorded and answered 404.\n  Add one with --source NAME=PROVIDER:SECRET (see `hooklab providers`)."
             );
         }
-        for (name, provider, secrets) in &sources {
+        for (name, provider, secrets, forward) in &sources {
             let secrets = match secrets {
                 0 => "no secret: verdicts will be `unsigned`".to_string(),
                 1 => "1 secret".to_string(),
                 n => format!("{n} secrets"),
             };
             println!("  {name:<14} {provider:<18} {secrets:<40} → {base}/{name}");
+            if let Some(forward) = forward {
+                println!("  {:<14} forwarded to {forward}", "");
+            }
         }
         println!("Recording to {}. Press Ctrl-C to stop.", db.display());
     }
@@ -117,6 +147,22 @@ async fn print_deliveries(mut events: broadcast::Receiver<Event>, json: bool) {
                     writeln!(out, "{}", output::summary_json(&d.delivery))
                 } else {
                     write_text(&mut out, &d)
+                };
+            }
+            Ok(Event::Attempt(a)) => {
+                let _ = if json {
+                    writeln!(out, "{}", output::attempt_event_json(&a))
+                } else {
+                    writeln!(out, "{}", output::attempt_event_line(&a))
+                };
+            }
+            Ok(Event::DeadLetter(d)) => {
+                let _ = if json {
+                    let mut value = output::dead_letter_json(&d);
+                    value["kind"] = "dead_letter".into();
+                    writeln!(out, "{value}")
+                } else {
+                    writeln!(out, "{}", output::dead_letter_event_line(&d))
                 };
             }
             Ok(_) => {}

@@ -1,12 +1,14 @@
 //! One module per command. Each takes its parsed arguments and returns the exit code.
 
+mod dlq;
 mod events;
 mod listen;
+mod objects;
 mod providers;
 mod sign;
 mod verify;
 
-use crate::cli::{BodyArgs, Cli, Command, DbArg, EventsCommand, GenericArgs};
+use crate::cli::{BodyArgs, Cli, Command, DbArg, DlqCommand, EventsCommand, GenericArgs};
 use anyhow::{Context as _, bail};
 use hooklab_core::provider::{Digest, Encoding, GenericHmacOptions, ProviderOptions, TokenOptions};
 use std::io::Read as _;
@@ -21,6 +23,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Events(EventsCommand::List(args)) => events::list(args),
         Command::Events(EventsCommand::Show(args)) => events::show(args),
         Command::Keys(args) => events::keys(args),
+        Command::Dlq(DlqCommand::List(args)) => dlq::list(args),
+        Command::Dlq(DlqCommand::Show(args)) => dlq::show(args),
+        Command::Dlq(DlqCommand::Redrive(args)) => dlq::redrive(args),
+        Command::Dlq(DlqCommand::Discard(args)) => dlq::discard(args),
+        Command::Objects(args) => objects::list(args),
+        Command::Timeline(args) => objects::timeline(args),
         Command::Providers(args) => providers::run(args),
     }
 }

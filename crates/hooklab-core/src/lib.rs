@@ -11,6 +11,8 @@
 //!    on a failure, [`diagnose`] tries alternatives to explain *why* in plain words.
 //! 4. [`store`]: the storage seam. [`store::sqlite`] records deliveries durably with group commit.
 //! 5. [`machine`]: a state machine per business object: valid transitions, stale and parked events.
+//! 6. [`retry`]: retry schedules as data (delays, provider presets, jitter, time scale): when a
+//!    failed job runs again, and when it goes to the dead-letter queue.
 //!
 //! Time is always passed in as a [`clock::UnixMillis`]; nothing here reads the clock ad hoc.
 //!
@@ -34,6 +36,7 @@ pub mod machine;
 pub mod metadata;
 pub mod provider;
 pub mod request;
+pub mod retry;
 pub mod secret;
 pub mod store;
 pub mod verdict;

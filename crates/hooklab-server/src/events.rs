@@ -1,10 +1,12 @@
-//! The events bus seed: what the receiver announces after each commit. The CLI prints one line
-//! per event; the control API will stream them (SSE) to the UI.
+//! The events bus: what the receiver announces after each commit, and what the worker announces
+//! after each attempt and each dead letter. The CLI prints one line per event; the control API
+//! will stream them (SSE) to the UI.
 //!
 //! Events travel on a `tokio::sync::broadcast` channel: a slow subscriber lags (and is told how
 //! many events it missed) but never slows the receiver down.
 
-use hooklab_core::store::{DeliverySummary, KeyOutcome};
+use hooklab_core::clock::UnixMillis;
+use hooklab_core::store::{DeadLetter, DeliveryId, DeliverySummary, JobId, KeyOutcome};
 use serde::{Deserialize, Serialize};
 
 /// How many events a subscriber may fall behind before it starts missing some.
@@ -17,6 +19,59 @@ pub const EVENT_BUFFER: usize = 1024;
 pub enum Event {
     /// A request was recorded (committed) and answered.
     Delivery(DeliveryEvent),
+    /// The worker ran a job's handler once (e.g. forwarded it to the developer's app).
+    Attempt(AttemptEvent),
+    /// A job exhausted its retries and moved to the dead-letter queue.
+    DeadLetter(DeadLetter),
+}
+
+/// One attempt, as recorded, with what the worker decided next. The response body and headers
+/// stay in the store (`hooklab events show`); the bus carries what a one-line printout needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptEvent {
+    pub job: JobId,
+    pub delivery: DeliveryId,
+    pub source: String,
+    pub event_id: Option<String>,
+    /// 1-based.
+    pub attempt: u32,
+    pub started_at: UnixMillis,
+    pub duration_ms: u64,
+    /// Where the attempt went (the forward URL).
+    pub target: Option<String>,
+    /// The answer's status, when one came.
+    pub status: Option<u16>,
+    /// Why the attempt failed, when it did.
+    pub error: Option<String>,
+    pub outcome: AttemptOutcome,
+    /// When the next attempt is due (`outcome` = `retry`).
+    pub next_attempt_at: Option<UnixMillis>,
+}
+
+/// What became of the job after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// Handled; the idempotency key is `completed`.
+    Done,
+    /// Failed; another attempt is scheduled.
+    Retry,
+    /// Failed for the last time; the job is in the dead-letter queue, the key `failed`.
+    Dead,
+    /// The job's lease expired during the attempt and another worker took it over; this
+    /// attempt's result was not recorded.
+    Superseded,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Done => "done",
+            Self::Retry => "retry",
+            Self::Dead => "dead",
+            Self::Superseded => "superseded",
+        }
+    }
 }
 
 /// One recorded delivery: the list row plus what a one-line printout needs.

@@ -14,8 +14,12 @@
 //!    [`hooklab_core::store::Store`], and answers the configured response only after the
 //!    commit. Unknown sources (404) and oversized bodies (413) are recorded too.
 //! 4. [`events`]: each committed delivery is announced on a broadcast bus (CLI, control API).
-//! 5. [`runtime`]: [`runtime::start`] binds and serves; [`runtime::Running::run_until`] shuts
-//!    down gracefully when the future passed in resolves.
+//! 5. [`pipeline`]: the outbox worker leases each recorded job and runs its [`pipeline::Handler`]
+//!    (the [`pipeline::ForwardHandler`] forwards to the developer's app), retrying on the
+//!    source's schedule, then dead-lettering; attempts and dead letters go on the bus too.
+//! 6. [`runtime`]: [`runtime::start`] binds and serves (and starts the worker when a source
+//!    forwards); [`runtime::Running::run_until`] shuts both down gracefully when the future
+//!    passed in resolves.
 //!
 //! [`clock`] supplies "received at"; [`error`] says why the server could not start.
 //!
@@ -35,5 +39,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod objects;
+pub mod pipeline;
 pub mod receiver;
 pub mod runtime;

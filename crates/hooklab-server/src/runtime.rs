@@ -1,13 +1,15 @@
-//! Runtime wiring: bind, serve the receiver in a task, hand back a [`Running`] handle, and shut
-//! down gracefully when told to (stop accepting, let in-flight requests finish, bounded).
+//! Runtime wiring: bind, serve the receiver in a task, start the outbox worker when a source
+//! forwards, hand back a [`Running`] handle, and shut down gracefully when told to (stop
+//! accepting, let in-flight requests finish, then stop the worker; each step bounded).
 //!
 //! Shutdown is passed in ([`Running::run_until`]), so the CLI passes [`shutdown_signal`] and
 //! tests pass whatever future they like.
 
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::error::ServerError;
 use crate::events::{EVENT_BUFFER, Event};
+use crate::pipeline::{ForwardHandler, Route, Worker, WorkerOptions};
 use crate::receiver::{Receiver, TapConnection, TapListener};
 use hooklab_core::store::Store;
 use std::future::Future;
@@ -35,6 +37,15 @@ pub struct Running {
     server: JoinHandle<()>,
     /// How long to wait for in-flight requests after shutdown starts.
     drain_timeout: Duration,
+    /// The outbox worker, when some source forwards; stopped after the receiver drains.
+    worker: Option<WorkerTask>,
+}
+
+/// A running worker: fire (or drop) `stop`, then await `task` (it drains, bounded).
+#[derive(Debug)]
+struct WorkerTask {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
 }
 
 /// Binds `config.host:config.port` and serves the receiver, recording into `store`.
@@ -64,7 +75,19 @@ pub async fn start_with_clock(
     let addr = listener.local_addr().map_err(bind_error)?;
 
     let (events, _) = broadcast::channel(EVENT_BUFFER);
-    let receiver = Receiver::new(&config, store, events.clone(), clock)?.with_local_addr(addr);
+    let mut receiver = Receiver::new(&config, Arc::clone(&store), events.clone(), clock.clone())?
+        .with_local_addr(addr);
+    let worker = match worker(&config, store, clock, &events)? {
+        Some(worker) => {
+            receiver = receiver.with_job_waker(worker.waker());
+            let (stop, stopped) = oneshot::channel::<()>();
+            let task = tokio::spawn(worker.run(async move {
+                let _ = stopped.await;
+            }));
+            Some(WorkerTask { stop, task })
+        }
+        None => None,
+    };
     let app = receiver
         .router()
         .into_make_service_with_connect_info::<TapConnection>();
@@ -85,7 +108,42 @@ pub async fn start_with_clock(
         stop,
         server,
         drain_timeout: DRAIN_TIMEOUT,
+        worker,
     })
+}
+
+/// The worker with a [`ForwardHandler`] route for every source that has a forward target, or
+/// `None` when no source forwards.
+fn worker(
+    config: &Config,
+    store: Arc<dyn Store>,
+    clock: Clock,
+    events: &broadcast::Sender<Event>,
+) -> Result<Option<Worker>, ServerError> {
+    if !config.forwards() {
+        return Ok(None);
+    }
+    let options = WorkerOptions {
+        concurrency: config.concurrency,
+        attempt_timeout: config.forward_timeout,
+        ..WorkerOptions::default()
+    };
+    let mut worker = Worker::new(store, clock, events.clone(), options);
+    for source in &config.sources {
+        let Some(target) = config.forward_target(source) else {
+            continue;
+        };
+        let handler = ForwardHandler::new(target, source.success_policy(), config.forward_timeout)
+            .map_err(|e| ConfigError::invalid(format!("source `{}`", source.name), e))?;
+        let route = Route {
+            handler: Arc::new(handler),
+            schedule: config.schedule_for(source),
+            source: source.clone(),
+        };
+        worker = worker.route(source.name.clone(), route);
+    }
+    tracing::info!("outbox worker started");
+    Ok(Some(worker))
 }
 
 impl Running {
@@ -111,29 +169,49 @@ impl Running {
     }
 
     /// Serves until `shutdown` resolves, then shuts down gracefully. In-flight requests get
-    /// the drain timeout to finish; connections still open after it are abandoned.
+    /// the drain timeout to finish; connections still open after it are abandoned. The worker
+    /// stops after the receiver (so jobs enqueued while draining are still picked up) and
+    /// waits for its attempts in flight, bounded too.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> Result<(), ServerError> {
         let Running {
             stop,
             mut server,
             drain_timeout,
+            worker,
             ..
         } = self;
-        tokio::select! {
-            () = shutdown => {}
-            ended = &mut server => return ended.map_err(|e| ServerError::Crashed(e.to_string())),
-        }
-        tracing::info!("shutting down: no new connections; finishing in-flight requests");
-        let _ = stop.send(());
-        match tokio::time::timeout(drain_timeout, &mut server).await {
-            Ok(ended) => ended.map_err(|e| ServerError::Crashed(e.to_string())),
-            Err(_) => {
-                tracing::warn!(
-                    "requests still in flight after {drain_timeout:?}; stopping without them"
-                );
-                server.abort();
-                Ok(())
+        let served = tokio::select! {
+            () = shutdown => None,
+            ended = &mut server => Some(ended.map_err(|e| ServerError::Crashed(e.to_string()))),
+        };
+        let served = match served {
+            Some(ended) => ended,
+            None => drain(stop, server, drain_timeout).await,
+        };
+        if let Some(WorkerTask { stop, task }) = worker {
+            let _ = stop.send(());
+            if let Err(e) = task.await {
+                tracing::error!("the outbox worker ended abnormally: {e}");
             }
+        }
+        served
+    }
+}
+
+/// Stops accepting and waits for in-flight requests, at most `timeout`.
+async fn drain(
+    stop: oneshot::Sender<()>,
+    mut server: JoinHandle<()>,
+    timeout: Duration,
+) -> Result<(), ServerError> {
+    tracing::info!("shutting down: no new connections; finishing in-flight requests");
+    let _ = stop.send(());
+    match tokio::time::timeout(timeout, &mut server).await {
+        Ok(ended) => ended.map_err(|e| ServerError::Crashed(e.to_string())),
+        Err(_) => {
+            tracing::warn!("requests still in flight after {timeout:?}; stopping without them");
+            server.abort();
+            Ok(())
         }
     }
 }

@@ -20,18 +20,34 @@
 //! headers = { "Content-Type" = "application/json" }
 //! body = '{"received":true}'
 //! ```
+//!
+//! Forwarding to the developer's app: global keys above the sources; a source may override
+//! `forward_to`, `retry_schedule`, `time_scale` and `success` (`"2xx"`, or `"200"` only, the
+//! default for Asaas and Wompi).
+//!
+//! ```toml
+//! forward_to = "http://127.0.0.1:3000/webhooks"   # http:// only (no TLS forwarding yet)
+//! retry_schedule = "0.2s,1s,5s,30s,2m,10m"        # the default; or a preset: "stripe", "svix"…
+//! time_scale = 4320                               # plays three days in a minute
+//! forward_timeout = "30s"
+//! concurrency = 8
+//! ```
 
+mod forward;
 mod response;
 mod source;
 #[cfg(test)]
 mod tests;
 
+pub use forward::{DEFAULT_CONCURRENCY, DEFAULT_FORWARD_TIMEOUT, SuccessPolicy, check_forward_url};
 pub use response::{MAX_DELAY_MS, ResponseConfig};
 pub use source::SourceConfig;
 
+use hooklab_core::retry::{RetrySchedule, TimeScale, parse_duration};
 use serde::Deserialize;
 use std::env::VarError;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The default address: loopback only; expose it through a tunnel, not by binding wide.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -58,6 +74,17 @@ pub struct Config {
     pub public_url: Option<String>,
     /// The configured sources; a request's first path segment selects one by name.
     pub sources: Vec<SourceConfig>,
+    /// Where deliveries are forwarded (an `http://` URL), for every source without a
+    /// `forward_to` of its own. `None`: nothing is forwarded and keys complete on receipt.
+    pub forward_to: Option<String>,
+    /// The retry schedule of sources without their own.
+    pub retry_schedule: RetrySchedule,
+    /// Divides every delay of sources without their own scale (to watch long schedules).
+    pub time_scale: TimeScale,
+    /// How long one forward attempt may take before it counts as failed.
+    pub forward_timeout: Duration,
+    /// How many forward attempts run at once.
+    pub concurrency: usize,
 }
 
 impl Default for Config {
@@ -69,6 +96,11 @@ impl Default for Config {
             body_limit: DEFAULT_BODY_LIMIT,
             public_url: None,
             sources: Vec::new(),
+            forward_to: None,
+            retry_schedule: RetrySchedule::default_forward(),
+            time_scale: TimeScale::REAL,
+            forward_timeout: DEFAULT_FORWARD_TIMEOUT,
+            concurrency: DEFAULT_CONCURRENCY,
         }
     }
 }
@@ -122,6 +154,16 @@ struct RawConfig {
     public_url: Option<String>,
     #[serde(default, alias = "sources")]
     source: Vec<toml::Spanned<source::RawSource>>,
+    #[serde(default)]
+    forward_to: Option<String>,
+    #[serde(default)]
+    retry_schedule: Option<String>,
+    #[serde(default)]
+    time_scale: Option<f64>,
+    #[serde(default)]
+    forward_timeout: Option<String>,
+    #[serde(default = "default_concurrency")]
+    concurrency: usize,
 }
 
 fn default_host() -> String {
@@ -132,6 +174,9 @@ fn default_port() -> u16 {
 }
 fn default_body_limit() -> u64 {
     DEFAULT_BODY_LIMIT
+}
+fn default_concurrency() -> usize {
+    DEFAULT_CONCURRENCY
 }
 
 impl Config {
@@ -171,6 +216,8 @@ impl Config {
                 spanned.into_inner().resolve(&at, env)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let invalid =
+            |e: hooklab_core::retry::RetryScheduleError| ConfigError::invalid(file, e.to_string());
         let config = Self {
             host: raw.host,
             port: raw.port,
@@ -178,6 +225,20 @@ impl Config {
             body_limit: raw.body_limit,
             public_url: raw.public_url,
             sources,
+            forward_to: raw.forward_to,
+            retry_schedule: match raw.retry_schedule {
+                Some(s) => RetrySchedule::parse(&s).map_err(invalid)?,
+                None => RetrySchedule::default_forward(),
+            },
+            time_scale: match raw.time_scale {
+                Some(f) => parse_time_scale(f).map_err(invalid)?,
+                None => TimeScale::REAL,
+            },
+            forward_timeout: match raw.forward_timeout {
+                Some(s) => parse_duration(&s).map_err(invalid)?,
+                None => DEFAULT_FORWARD_TIMEOUT,
+            },
+            concurrency: raw.concurrency,
         };
         config.validate_at(file)?;
         Ok(config)
@@ -207,6 +268,7 @@ impl Config {
                 ));
             }
         }
+        self.validate_forwarding(at)?;
         let mut seen = std::collections::HashSet::new();
         for source in &self.sources {
             source.validate(&format!("{at}: source `{}`", source.name))?;
@@ -227,6 +289,13 @@ impl Config {
     pub fn source(&self, name: &str) -> Option<&SourceConfig> {
         self.sources.iter().find(|s| s.name == name)
     }
+}
+
+/// A TOML number as a [`TimeScale`].
+pub(crate) fn parse_time_scale(
+    f: f64,
+) -> Result<TimeScale, hooklab_core::retry::RetryScheduleError> {
+    TimeScale::parse(&f.to_string())
 }
 
 /// `file:line:column` (1-based) of a byte offset in `text`.

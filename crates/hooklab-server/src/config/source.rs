@@ -1,9 +1,10 @@
 //! One source: a named endpoint (`/{name}/…`) for one provider, with its secrets, tolerance,
 //! provider options, and the response the receiver gives once a delivery is committed.
 
-use super::{ConfigError, EnvLookup, ResponseConfig, resolve_secret};
+use super::{ConfigError, EnvLookup, ResponseConfig, SuccessPolicy, resolve_secret};
 use hooklab_core::metadata::KeySpec;
 use hooklab_core::provider::{self, ProviderId, ProviderOptions};
+use hooklab_core::retry::{RetrySchedule, TimeScale};
 use hooklab_core::secret::Secret;
 use serde::Deserialize;
 
@@ -26,6 +27,14 @@ pub struct SourceConfig {
     pub reject_invalid: bool,
     /// Where the idempotency key comes from, instead of the provider's default.
     pub idempotency_key: Option<KeySpec>,
+    /// Where this source's deliveries are forwarded, instead of the global `forward_to`.
+    pub forward_to: Option<String>,
+    /// What counts as success; `None`: the provider's rule ([`SuccessPolicy::for_provider`]).
+    pub success: Option<SuccessPolicy>,
+    /// This source's retry schedule, instead of the global one.
+    pub retry_schedule: Option<RetrySchedule>,
+    /// This source's time scale, instead of the global one.
+    pub time_scale: Option<TimeScale>,
 }
 
 /// A `[[source]]` table as written; secrets still unresolved (`env:VAR`).
@@ -48,6 +57,14 @@ pub(super) struct RawSource {
     reject_invalid: bool,
     #[serde(default)]
     idempotency_key: Option<KeySpec>,
+    #[serde(default)]
+    forward_to: Option<String>,
+    #[serde(default)]
+    success: Option<SuccessPolicy>,
+    #[serde(default)]
+    retry_schedule: Option<String>,
+    #[serde(default)]
+    time_scale: Option<f64>,
 }
 
 impl RawSource {
@@ -70,6 +87,20 @@ impl RawSource {
             .iter()
             .map(|v| resolve_secret(v, at, &self.name, env).map(Secret::new))
             .collect::<Result<Vec<_>, _>>()?;
+        let scheduling = |e: hooklab_core::retry::RetryScheduleError| {
+            ConfigError::invalid(at, format!("source `{}`: {e}", self.name))
+        };
+        let retry_schedule = self
+            .retry_schedule
+            .as_deref()
+            .map(RetrySchedule::parse)
+            .transpose()
+            .map_err(scheduling)?;
+        let time_scale = self
+            .time_scale
+            .map(super::parse_time_scale)
+            .transpose()
+            .map_err(scheduling)?;
         let source = SourceConfig {
             name: self.name,
             provider: self.provider,
@@ -79,6 +110,10 @@ impl RawSource {
             response: self.response,
             reject_invalid: self.reject_invalid,
             idempotency_key: self.idempotency_key,
+            forward_to: self.forward_to,
+            success: self.success,
+            retry_schedule,
+            time_scale,
         };
         source.validate(&format!("{at}: source `{}`", source.name))?;
         Ok(source)
@@ -97,6 +132,10 @@ impl SourceConfig {
             response: ResponseConfig::default(),
             reject_invalid: false,
             idempotency_key: None,
+            forward_to: None,
+            success: None,
+            retry_schedule: None,
+            time_scale: None,
         }
     }
 
@@ -152,6 +191,9 @@ impl SourceConfig {
                 at,
                 format!("invalid {} options: {e}", self.provider),
             ));
+        }
+        if let Some(url) = &self.forward_to {
+            super::check_forward_url(url).map_err(|e| ConfigError::invalid(at, e))?;
         }
         if let Some(spec) = &self.idempotency_key {
             spec.validate().map_err(|e| ConfigError::invalid(at, e))?;

@@ -13,7 +13,9 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, request::Parts};
 use axum::response::Response;
 use hooklab_core::request::{Header, RawRequest};
-use hooklab_core::store::{DeliverySummary, IdempotencyClaim, KeyStatus, NewDelivery, Recorded};
+use hooklab_core::store::{
+    Delivery, DeliverySummary, IdempotencyClaim, KeyStatus, NewDelivery, Recorded,
+};
 use hooklab_core::verdict::{Reason, Status};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -105,18 +107,41 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
     };
     let delivery = NewDelivery {
         idempotency: claim(source.as_deref(), &delivery),
+        enqueue: source
+            .as_deref()
+            .is_some_and(|s| s.forwards && trusted(&delivery)),
         ..delivery
     };
     let mut event = pending_event(&delivery);
+    // Sources that do not forward have their state machines applied here, after the commit;
+    // forwarding sources get them from the worker once the forward succeeded.
+    let for_machines = source
+        .as_deref()
+        .filter(|s| !s.forwards && rx.0.machines.applies_to(s.config.provider))
+        .filter(|_| trusted(&delivery))
+        .map(|_| delivery.clone());
     let Some(recorded) = record(&rx, delivery).await else {
         return respond::unavailable();
     };
+    if let Some(record) = for_machines.filter(|_| recorded.key.is_none_or(|k| !k.duplicate)) {
+        apply_machines(
+            &rx,
+            Delivery {
+                id: recorded.id,
+                record,
+                duplicate_of: None,
+            },
+        );
+    }
     event.delivery.id = recorded.id;
     event.delivery.duplicate_of = recorded
         .key
         .filter(|k| k.duplicate)
         .map(|k| k.first_delivery);
     event.key = recorded.key;
+    if let (Some(_), Some(wake)) = (recorded.job, &rx.0.jobs) {
+        wake.notify_one();
+    }
     // No subscriber is fine; a lagging one misses events but never blocks the receiver.
     let _ = rx.0.events.send(Event::Delivery(event));
 
@@ -142,25 +167,45 @@ async fn record(rx: &Receiver, delivery: NewDelivery) -> Option<Recorded> {
     }
 }
 
+/// Hands a committed delivery to the receiver's machine task (applied in commit order, in the
+/// background: the answer does not wait). The delivery is safe either way; reconciliation
+/// corrects an object that missed an event.
+fn apply_machines(rx: &Receiver, delivery: Delivery) {
+    if let Some(queue) = &rx.0.machine_queue {
+        let _ = queue.send(delivery);
+    }
+}
+
 /// The idempotency key a delivery claims: its key, scoped by provider, when the delivery can be
-/// trusted — a valid signature, or a source that does not verify (no secret, or a route the
-/// provider does not sign). A forged or broken signature never claims a key, so it can never
-/// make the genuine event look like a duplicate. Nothing processes events yet, so the key is
-/// `completed` at once ("accepted"); the worker will start keys as `processing`.
+/// trusted (see [`trusted`]). A forged or broken signature never claims a key, so it can never
+/// make the genuine event look like a duplicate. When the source forwards, the key starts as
+/// `processing` and the worker completes (or fails) it; otherwise nothing processes the event
+/// and the key is `completed` at once ("accepted").
 fn claim(source: Option<&Source>, d: &NewDelivery) -> Option<IdempotencyClaim> {
     let source = source?;
-    let trusted = matches!(
-        (d.verdict.verdict, d.verdict.reason),
-        (Status::Valid, _) | (Status::Unsigned, Some(Reason::NoSecret | Reason::NotSigned))
-    );
-    if !trusted || d.body_refused {
+    if !trusted(d) {
         return None;
     }
     Some(IdempotencyClaim {
         scope: source.config.provider.as_str().to_string(),
         key: d.metadata.idempotency_key.clone()?,
-        status: KeyStatus::Completed,
+        status: if source.forwards {
+            KeyStatus::Processing
+        } else {
+            KeyStatus::Completed
+        },
     })
+}
+
+/// A delivery that may be acted on: a valid signature, or a source that does not verify (no
+/// secret, or a route the provider does not sign), with its body kept. Only these claim a key
+/// and are forwarded: a forged request never reaches the developer's app through Hooklab.
+fn trusted(d: &NewDelivery) -> bool {
+    let trusted = matches!(
+        (d.verdict.verdict, d.verdict.reason),
+        (Status::Valid, _) | (Status::Unsigned, Some(Reason::NoSecret | Reason::NotSigned))
+    );
+    trusted && !d.body_refused
 }
 
 /// The source name: the first path segment (empty for `/`).

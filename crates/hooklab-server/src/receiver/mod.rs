@@ -28,7 +28,7 @@ use hooklab_core::verify::VerifyConfig;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
 
 /// The receiver's shared state; cheap to clone (one `Arc`).
 #[derive(Clone)]
@@ -50,6 +50,14 @@ struct Inner {
     public_url: Option<String>,
     /// Our own address, for requests without a `Host` header (HTTP/1.0).
     local_addr: Option<SocketAddr>,
+    /// The worker's wake-up, poked after a commit that wrote an outbox job.
+    jobs: Option<Arc<Notify>>,
+    /// The state machines applied to deliveries of sources that do not forward (forwarding
+    /// sources get theirs applied by the worker once the forward succeeded).
+    machines: crate::objects::Machines,
+    /// Committed deliveries for the machines, applied one at a time in commit order by a
+    /// background task (so the answer never waits for them).
+    machine_queue: Option<tokio::sync::mpsc::UnboundedSender<hooklab_core::store::Delivery>>,
 }
 
 /// A configured source, ready to verify.
@@ -58,6 +66,9 @@ pub(crate) struct Source {
     scheme: Arc<dyn Scheme>,
     /// The verification settings; `alt_urls` is filled per request.
     verify: VerifyConfig,
+    /// Deliveries are forwarded (the source or the config has a `forward_to`): trusted ones
+    /// are enqueued for the worker and their keys start as `processing`.
+    forwards: bool,
 }
 
 impl Receiver {
@@ -96,9 +107,11 @@ impl Receiver {
                 config: source.clone(),
                 scheme: Arc::from(scheme),
                 verify,
+                forwards: config.forward_target(source).is_some(),
             };
             sources.insert(source.config.name.clone(), Arc::new(source));
         }
+        let machine_queue = machine_queue(&store, &clock);
         Ok(Self(Arc::new(Inner {
             sources,
             store,
@@ -107,7 +120,19 @@ impl Receiver {
             body_limit: config.body_limit,
             public_url: config.public_url.clone(),
             local_addr: None,
+            jobs: None,
+            machine_queue,
+            machines: crate::objects::Machines::default(),
         })))
+    }
+
+    /// With the worker's wake-up ([`crate::pipeline::Worker::waker`]), poked whenever a
+    /// recorded delivery wrote an outbox job. Without it (or without a running worker), jobs
+    /// of forwarding sources still land in the outbox and wait there.
+    pub fn with_job_waker(self, wake: Arc<Notify>) -> Self {
+        let mut inner = Arc::unwrap_or_clone(self.0);
+        inner.jobs = Some(wake);
+        Self(Arc::new(inner))
     }
 
     /// With the address the receiver listens on (used when a request has no `Host`).
@@ -135,4 +160,31 @@ impl std::fmt::Debug for Receiver {
             .field("public_url", &self.0.public_url)
             .finish_non_exhaustive()
     }
+}
+
+/// Starts the task that applies state machines to committed deliveries, in order. `None`
+/// outside a tokio runtime (then no machine runs on this receiver's own deliveries).
+fn machine_queue(
+    store: &Arc<dyn Store>,
+    clock: &Clock,
+) -> Option<tokio::sync::mpsc::UnboundedSender<hooklab_core::store::Delivery>> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<hooklab_core::store::Delivery>();
+    let store = Arc::clone(store);
+    let clock = clock.clone();
+    let machines = crate::objects::Machines::default();
+    runtime.spawn(async move {
+        while let Some(delivery) = rx.recv().await {
+            let now = clock.now();
+            if let Err(e) =
+                crate::objects::apply_delivery(store.as_ref(), &machines, &delivery, now).await
+            {
+                tracing::warn!(
+                    delivery = delivery.id,
+                    "could not apply state machines: {e}"
+                );
+            }
+        }
+    });
+    Some(tx)
 }
