@@ -2,9 +2,11 @@
 
 mod dlq;
 mod objects;
+mod reconcile;
 
 pub(crate) use dlq::{DlqActArgs, DlqCommand, DlqListArgs, DlqShowArgs};
 pub(crate) use objects::{ObjectsArgs, TimelineArgs};
+pub(crate) use reconcile::ReconcileArgs;
 
 use clap::{Args, Parser, Subcommand};
 use hooklab_core::provider::ProviderId;
@@ -41,6 +43,9 @@ pub(crate) enum Command {
     Objects(ObjectsArgs),
     /// One object's state-machine timeline: every event, applied, stale, parked or reviewed.
     Timeline(TimelineArgs),
+    /// Ask the providers' APIs about objects stuck in a non-final state; correct them through
+    /// their state machine, and report Stripe events that never arrived.
+    Reconcile(ReconcileArgs),
     /// List the supported providers with their headers, algorithm and tolerance.
     Providers(ProvidersArgs),
 }

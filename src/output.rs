@@ -5,7 +5,7 @@ mod pipeline;
 
 pub(crate) use pipeline::{
     attempt_event_json, attempt_event_line, attempt_json, attempts_text, dead_letter_event_line,
-    dead_letter_json, dead_letter_text, dead_letters_table,
+    dead_letter_json, dead_letter_text, dead_letters_table, transition_json, transition_line,
 };
 
 use hooklab_core::provider::{ProviderInfo, Tolerance};

@@ -165,6 +165,13 @@ async fn print_deliveries(mut events: broadcast::Receiver<Event>, json: bool) {
                     writeln!(out, "{}", output::dead_letter_event_line(&d))
                 };
             }
+            Ok(Event::Transition(t)) => {
+                let _ = if json {
+                    writeln!(out, "{}", output::transition_json(&t))
+                } else {
+                    writeln!(out, "{}", output::transition_line(&t))
+                };
+            }
             Ok(_) => {}
             Err(RecvError::Lagged(n)) => {
                 let _ = out.flush();

@@ -5,6 +5,7 @@ mod events;
 mod listen;
 mod objects;
 mod providers;
+mod reconcile;
 mod sign;
 mod verify;
 
@@ -29,6 +30,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Dlq(DlqCommand::Discard(args)) => dlq::discard(args),
         Command::Objects(args) => objects::list(args),
         Command::Timeline(args) => objects::timeline(args),
+        Command::Reconcile(args) => reconcile::run(args),
         Command::Providers(args) => providers::run(args),
     }
 }

@@ -2,7 +2,7 @@
 //! and the dead-letter queue (`dlq list|show`, and a line in `listen` when a job dies).
 
 use super::{bytes_json, truncate};
-use hooklab_core::store::{Attempt, DeadLetter};
+use hooklab_core::store::{Attempt, DeadLetter, TimelineEntry};
 use hooklab_server::events::{AttemptEvent, AttemptOutcome};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -206,5 +206,32 @@ pub(crate) fn dead_letter_event_line(d: &DeadLetter) -> String {
         d.event_id.as_deref().unwrap_or("no event id"),
         d.attempts,
         d.job
+    )
+}
+
+/// A state-machine decision as one JSON line of `listen --json`.
+pub(crate) fn transition_json(t: &TimelineEntry) -> Value {
+    json!({
+        "kind": "transition",
+        "machine": t.machine,
+        "object": t.object_id,
+        "from": t.from,
+        "to": t.to,
+        "decision": t.decision,
+        "reason": t.reason,
+        "delivery": t.delivery,
+        "provider_time": t.provider_time.map(|p| p.to_rfc3339()),
+    })
+}
+
+/// A state-machine decision as one indented line under the deliveries.
+pub(crate) fn transition_line(t: &TimelineEntry) -> String {
+    format!(
+        "              ↳ {} {}: {} → {} ({})",
+        t.machine,
+        t.object_id,
+        t.from.as_deref().unwrap_or("∅"),
+        t.to.as_deref().unwrap_or("-"),
+        t.decision
     )
 }

@@ -6,7 +6,9 @@
 //! many events it missed) but never slows the receiver down.
 
 use hooklab_core::clock::UnixMillis;
-use hooklab_core::store::{DeadLetter, DeliveryId, DeliverySummary, JobId, KeyOutcome};
+use hooklab_core::store::{
+    DeadLetter, DeliveryId, DeliverySummary, JobId, KeyOutcome, TimelineEntry,
+};
 use serde::{Deserialize, Serialize};
 
 /// How many events a subscriber may fall behind before it starts missing some.
@@ -23,6 +25,8 @@ pub enum Event {
     Attempt(AttemptEvent),
     /// A job exhausted its retries and moved to the dead-letter queue.
     DeadLetter(DeadLetter),
+    /// A state machine decided about an event: applied, stale, parked, sent to review.
+    Transition(TimelineEntry),
 }
 
 /// One attempt, as recorded, with what the worker decided next. The response body and headers

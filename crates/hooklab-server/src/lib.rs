@@ -42,4 +42,5 @@ pub mod events;
 pub mod objects;
 pub mod pipeline;
 pub mod receiver;
+pub mod reconcile;
 pub mod runtime;

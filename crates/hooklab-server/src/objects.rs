@@ -188,6 +188,17 @@ fn entry(row: TimelineRow) -> TimelineEntry {
     }
 }
 
+/// Announces every timeline row of `changes` on the events bus.
+pub fn announce(
+    events: &tokio::sync::broadcast::Sender<crate::events::Event>,
+    changes: Vec<ObjectChange>,
+) {
+    for row in changes.into_iter().flat_map(|c| c.rows) {
+        // No subscriber is fine; a lagging one misses events but never blocks.
+        let _ = events.send(crate::events::Event::Transition(row));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

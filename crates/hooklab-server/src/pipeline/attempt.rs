@@ -100,14 +100,13 @@ pub(super) async fn run(shared: &Shared, job: LeasedJob) {
     let finished = finish(shared, job, Some(&delivery), result.record, outcome, now).await;
     if done && finished {
         // Processed: now the state machines see the event.
-        if let Err(e) =
-            crate::objects::apply_delivery(shared.store.as_ref(), &shared.machines, &delivery, now)
-                .await
-        {
-            tracing::warn!(
+        let store = shared.store.as_ref();
+        match crate::objects::apply_delivery(store, &shared.machines, &delivery, now).await {
+            Ok(changes) => crate::objects::announce(&shared.events, changes),
+            Err(e) => tracing::warn!(
                 delivery = delivery.id,
                 "could not apply state machines: {e}"
-            );
+            ),
         }
     }
 }

@@ -111,7 +111,7 @@ impl Receiver {
             };
             sources.insert(source.config.name.clone(), Arc::new(source));
         }
-        let machine_queue = machine_queue(&store, &clock);
+        let machine_queue = machine_queue(&store, &clock, &events);
         Ok(Self(Arc::new(Inner {
             sources,
             store,
@@ -167,22 +167,25 @@ impl std::fmt::Debug for Receiver {
 fn machine_queue(
     store: &Arc<dyn Store>,
     clock: &Clock,
+    events: &broadcast::Sender<Event>,
 ) -> Option<tokio::sync::mpsc::UnboundedSender<hooklab_core::store::Delivery>> {
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<hooklab_core::store::Delivery>();
     let store = Arc::clone(store);
     let clock = clock.clone();
     let machines = crate::objects::Machines::default();
+    let events = events.clone();
     runtime.spawn(async move {
         while let Some(delivery) = rx.recv().await {
             let now = clock.now();
-            if let Err(e) =
-                crate::objects::apply_delivery(store.as_ref(), &machines, &delivery, now).await
-            {
-                tracing::warn!(
-                    delivery = delivery.id,
-                    "could not apply state machines: {e}"
-                );
+            match crate::objects::apply_delivery(store.as_ref(), &machines, &delivery, now).await {
+                Ok(changes) => crate::objects::announce(&events, changes),
+                Err(e) => {
+                    tracing::warn!(
+                        delivery = delivery.id,
+                        "could not apply state machines: {e}"
+                    );
+                }
             }
         }
     });
