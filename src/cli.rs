@@ -120,6 +120,10 @@ pub(crate) struct ListenArgs {
     /// How long one forward attempt may take, e.g. `30s` [default: 30s]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Forwarding")]
     pub(crate) forward_timeout: Option<std::time::Duration>,
+    /// How long a state-machine event may stay parked (waiting for its object) before the
+    /// object is flagged `requires_review`, e.g. `10m` [default: 1h]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) review_after: Option<std::time::Duration>,
     /// How many forward attempts run at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Forwarding")]
     pub(crate) concurrency: Option<u16>,

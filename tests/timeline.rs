@@ -130,3 +130,57 @@ fn out_of_order_events_end_succeeded_and_the_timeline_says_why() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_parked_event_past_review_after_flags_its_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut child = Command::new(BIN)
+        .args(["listen", "--json", "--port", "0", "--review-after", "300ms"])
+        .args(["--source", "pay=stripe:whsec_t", "--db"])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let port: u16 = ready["ready"]["receiver"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    // A refund for a payment Hooklab never saw: parked, then sent to review.
+    let refund = r#"{"id":"evt_rf","type":"charge.refunded","created":1700000000,"data":{"object":{"id":"ch_1","object":"charge","payment_intent":"pi_orphan"}}}"#;
+    post(port, refund, "whsec_t");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = Command::new(BIN)
+            .args(["objects", "--review", "--json", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        let objects: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if objects[0]["object"] == "pi_orphan" {
+            assert!(
+                objects[0]["flags"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f == "requires_review")
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the orphan refund went to review"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -43,6 +43,9 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
     if let Some(scale) = args.time_scale {
         config.time_scale = scale;
     }
+    if let Some(after) = args.review_after {
+        config.review_after = after;
+    }
     if let Some(timeout) = args.forward_timeout {
         config.forward_timeout = timeout;
     }

@@ -39,6 +39,8 @@ pub struct Running {
     drain_timeout: Duration,
     /// The outbox worker, when some source forwards; stopped after the receiver drains.
     worker: Option<WorkerTask>,
+    /// Periodic upkeep (parked state-machine events past `review_after`); aborted on stop.
+    maintenance: JoinHandle<()>,
 }
 
 /// A running worker: fire (or drop) `stop`, then await `task` (it drains, bounded).
@@ -77,7 +79,9 @@ pub async fn start_with_clock(
     let (events, _) = broadcast::channel(EVENT_BUFFER);
     let mut receiver = Receiver::new(&config, Arc::clone(&store), events.clone(), clock.clone())?
         .with_local_addr(addr);
-    let worker = match worker(&config, store, clock, &events)? {
+    let store_for_maintenance = Arc::clone(&store);
+    let clock_for_worker = clock.clone();
+    let worker = match worker(&config, store, clock_for_worker, &events)? {
         Some(worker) => {
             receiver = receiver.with_job_waker(worker.waker());
             let (stop, stopped) = oneshot::channel::<()>();
@@ -88,6 +92,12 @@ pub async fn start_with_clock(
         }
         None => None,
     };
+    let maintenance = tokio::spawn(maintain(
+        Arc::clone(&store_for_maintenance),
+        clock.clone(),
+        events.clone(),
+        config.review_after,
+    ));
     let app = receiver
         .router()
         .into_make_service_with_connect_info::<TapConnection>();
@@ -109,7 +119,29 @@ pub async fn start_with_clock(
         server,
         drain_timeout: DRAIN_TIMEOUT,
         worker,
+        maintenance,
     })
+}
+
+/// Every so often (a quarter of `review_after`, at most 30 s), moves parked state-machine
+/// events that waited `review_after` to review, flagging their objects `requires_review`.
+async fn maintain(
+    store: Arc<dyn Store>,
+    clock: Clock,
+    events: broadcast::Sender<Event>,
+    review_after: Duration,
+) {
+    let machines = crate::objects::Machines::default();
+    let period = (review_after / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(period).await;
+        match crate::objects::expire_parked(store.as_ref(), &machines, clock.now(), review_after)
+            .await
+        {
+            Ok(changes) => crate::objects::announce(&events, changes),
+            Err(e) => tracing::warn!("could not expire parked events: {e}"),
+        }
+    }
 }
 
 /// The worker with a [`ForwardHandler`] route for every source that has a forward target, or
@@ -178,8 +210,10 @@ impl Running {
             mut server,
             drain_timeout,
             worker,
+            maintenance,
             ..
         } = self;
+        let _stop_maintenance = AbortOnDrop(maintenance);
         let served = tokio::select! {
             () = shutdown => None,
             ended = &mut server => Some(ended.map_err(|e| ServerError::Crashed(e.to_string()))),
@@ -243,5 +277,14 @@ async fn ctrl_c() {
     if let Err(e) = tokio::signal::ctrl_c().await {
         tracing::warn!("cannot listen for Ctrl-C: {e}");
         std::future::pending::<()>().await;
+    }
+}
+
+/// Aborts a background task when dropped (when `run_until` returns, however it returns).
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

@@ -31,6 +31,7 @@
 //! time_scale = 4320                               # plays three days in a minute
 //! forward_timeout = "30s"
 //! concurrency = 8
+//! review_after = "1h"                            # parked events → requires_review
 //! ```
 
 mod forward;
@@ -85,7 +86,13 @@ pub struct Config {
     pub forward_timeout: Duration,
     /// How many forward attempts run at once.
     pub concurrency: usize,
+    /// How long a parked state-machine event may wait for its object before the object is
+    /// flagged `requires_review`.
+    pub review_after: Duration,
 }
+
+/// The default for [`Config::review_after`].
+pub const DEFAULT_REVIEW_AFTER: Duration = Duration::from_secs(3600);
 
 impl Default for Config {
     fn default() -> Self {
@@ -101,6 +108,7 @@ impl Default for Config {
             time_scale: TimeScale::REAL,
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
             concurrency: DEFAULT_CONCURRENCY,
+            review_after: DEFAULT_REVIEW_AFTER,
         }
     }
 }
@@ -164,6 +172,8 @@ struct RawConfig {
     forward_timeout: Option<String>,
     #[serde(default = "default_concurrency")]
     concurrency: usize,
+    #[serde(default)]
+    review_after: Option<String>,
 }
 
 fn default_host() -> String {
@@ -239,6 +249,10 @@ impl Config {
                 None => DEFAULT_FORWARD_TIMEOUT,
             },
             concurrency: raw.concurrency,
+            review_after: match raw.review_after {
+                Some(s) => parse_duration(&s).map_err(invalid)?,
+                None => DEFAULT_REVIEW_AFTER,
+            },
         };
         config.validate_at(file)?;
         Ok(config)
