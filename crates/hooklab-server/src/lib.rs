@@ -44,3 +44,6 @@ pub mod pipeline;
 pub mod receiver;
 pub mod reconcile;
 pub mod runtime;
+
+/// The axum version the receiver is built on, for services that mount [`receiver::Receiver::router`].
+pub use axum;

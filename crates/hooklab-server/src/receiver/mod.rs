@@ -135,6 +135,27 @@ impl Receiver {
         Self(Arc::new(inner))
     }
 
+    /// Every source's trusted deliveries go to the worker (their keys start `processing`),
+    /// not only those with a `forward_to`: for a production service that runs its own
+    /// [`crate::pipeline::Handler`] on every source.
+    pub fn with_worker_for_every_source(self) -> Self {
+        let mut inner = Arc::unwrap_or_clone(self.0);
+        inner.sources = inner
+            .sources
+            .into_iter()
+            .map(|(name, source)| {
+                let source = Source {
+                    config: source.config.clone(),
+                    scheme: Arc::clone(&source.scheme),
+                    verify: source.verify.clone(),
+                    forwards: true,
+                };
+                (name, Arc::new(source))
+            })
+            .collect();
+        Self(Arc::new(inner))
+    }
+
     /// With the address the receiver listens on (used when a request has no `Host`).
     pub fn with_local_addr(self, addr: SocketAddr) -> Self {
         let mut inner = Arc::unwrap_or_clone(self.0);
