@@ -140,7 +140,10 @@ async fn main() -> anyhow::Result<()> {
         }
         let mut keys = store.keys(KeyFilter::default()).await?;
         for _ in 0..100 {
-            if keys.first().is_some_and(|k| k.status == KeyStatus::Completed) {
+            if keys
+                .first()
+                .is_some_and(|k| k.status == KeyStatus::Completed)
+            {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -6,7 +6,7 @@ mod reconcile;
 
 pub(crate) use dlq::{DlqActArgs, DlqCommand, DlqListArgs, DlqShowArgs};
 pub(crate) use objects::{ObjectsArgs, TimelineArgs};
-pub(crate) use reconcile::ReconcileArgs;
+pub(crate) use reconcile::{ApiArgs, ReconcileArgs};
 
 use clap::{Args, Parser, Subcommand};
 use hooklab_core::provider::ProviderId;
@@ -124,12 +124,20 @@ pub(crate) struct ListenArgs {
     /// object is flagged `requires_review`, e.g. `10m` [default: 1h]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) review_after: Option<std::time::Duration>,
+    /// Run a reconciliation pass this often (e.g. `5m`), against the APIs given below.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Reconciliation")]
+    pub(crate) reconcile_every: Option<std::time::Duration>,
+    /// With --reconcile-every: only objects not updated for this long [default: 10m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_or_zero, help_heading = "Reconciliation")]
+    pub(crate) reconcile_older_than: Option<std::time::Duration>,
     /// How many forward attempts run at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Forwarding")]
     pub(crate) concurrency: Option<u16>,
     /// One JSON object per line instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten, next_help_heading = "Reconciliation")]
+    pub(crate) reconcile_apis: ApiArgs,
 }
 
 #[derive(Debug, Args)]
@@ -331,6 +339,10 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         Ok(d) => Ok(d),
         Err(e) => Err(e.to_string()),
     }
+}
+
+fn parse_duration_or_zero(s: &str) -> Result<std::time::Duration, String> {
+    hooklab_core::retry::parse_duration(s).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]

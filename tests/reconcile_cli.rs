@@ -209,3 +209,97 @@ fn a_stuck_payment_is_corrected_and_a_missing_event_reported() {
         "the key never appears in output"
     );
 }
+
+#[test]
+fn listen_reconciles_periodically() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let api = format!("http://127.0.0.1:{}", stripe_stand_in());
+    let mut child = Command::new(BIN)
+        .args([
+            "listen",
+            "--json",
+            "--port",
+            "0",
+            "--source",
+            "pay=stripe:whsec_r",
+        ])
+        .args(["--reconcile-every", "300ms", "--reconcile-older-than", "0s"])
+        .args([
+            "--stripe-api",
+            &api,
+            "--stripe-key",
+            "sk_test_standin",
+            "--db",
+        ])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let port: u16 = ready["ready"]["receiver"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    for (id, kind, at) in [
+        ("evt_created", "payment_intent.created", now - 60),
+        ("evt_seen", "payment_intent.processing", now - 30),
+    ] {
+        let body = format!(
+            r#"{{"id":"{id}","type":"{kind}","created":{at},"data":{{"object":{{"id":"pi_stuck","object":"payment_intent"}}}}}}"#
+        );
+        let signed = Command::new(BIN)
+            .args([
+                "sign",
+                "--provider",
+                "stripe",
+                "--secret",
+                "whsec_r",
+                "--body",
+                &body,
+            ])
+            .output()
+            .unwrap();
+        let header = String::from_utf8(signed.stdout).unwrap();
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "POST /pay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{}\r\nContent-Length: {}\r\n\r\n{body}",
+            header.trim(),
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        s.read_to_string(&mut response).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = Command::new(BIN)
+            .args(["timeline", "pi_stuck", "--json", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if t["state"] == "succeeded" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a periodic pass corrected the stuck payment: {t}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -10,6 +10,19 @@ use clap::Args;
 pub(crate) struct ReconcileArgs {
     #[command(flatten)]
     pub(crate) db: DbArg,
+    #[command(flatten)]
+    pub(crate) apis: ApiArgs,
+    /// Only objects not updated for this long (e.g. `30s`, `10m`, `2h`).
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub(crate) older_than: String,
+    /// A JSON report instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// The provider APIs to reconcile against (shared by `reconcile` and `listen`).
+#[derive(Debug, Args)]
+pub(crate) struct ApiArgs {
     /// Stripe secret key (sk_…), for PaymentIntents and event gap detection.
     #[arg(
         long,
@@ -36,10 +49,4 @@ pub(crate) struct ReconcileArgs {
         value_name = "URL"
     )]
     pub(crate) mercadopago_api: String,
-    /// Only objects not updated for this long (e.g. `30s`, `10m`, `2h`).
-    #[arg(long, default_value = "10m", value_name = "DURATION")]
-    pub(crate) older_than: String,
-    /// A JSON report instead of text.
-    #[arg(long)]
-    pub(crate) json: bool,
 }

@@ -43,6 +43,16 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
     if let Some(scale) = args.time_scale {
         config.time_scale = scale;
     }
+    if let Some(every) = args.reconcile_every {
+        let older_than = args
+            .reconcile_older_than
+            .unwrap_or(hooklab_server::config::DEFAULT_OLDER_THAN);
+        config.reconcile = Some(super::reconcile::settings(
+            &args.reconcile_apis,
+            every,
+            older_than,
+        )?);
+    }
     if let Some(after) = args.review_after {
         config.review_after = after;
     }

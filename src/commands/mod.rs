@@ -5,7 +5,7 @@ mod events;
 mod listen;
 mod objects;
 mod providers;
-mod reconcile;
+pub(crate) mod reconcile;
 mod sign;
 mod verify;
 

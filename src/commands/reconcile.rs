@@ -1,38 +1,49 @@
 //! `hooklab reconcile`: one reconciliation pass over the database, printed as a report.
 
 use super::db_path;
-use crate::cli::ReconcileArgs;
+use crate::cli::{ApiArgs, ReconcileArgs};
 use anyhow::{Context as _, bail};
 use hooklab_core::clock::UnixMillis;
 use hooklab_core::retry::parse_duration;
 use hooklab_core::secret::Secret;
 use hooklab_core::store::sqlite::SqliteStore;
+use hooklab_server::config::ReconcileSettings;
 use hooklab_server::objects::Machines;
-use hooklab_server::reconcile::{Apis, MercadoPagoApi, Report, StripeApi, reconcile};
+use hooklab_server::reconcile::{Report, reconcile};
 use std::process::ExitCode;
+use std::time::Duration;
 
-pub(crate) fn run(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
-    let older_than = parse_duration(&args.older_than)
-        .with_context(|| format!("--older-than `{}`", args.older_than))?;
-    let mut apis = Apis::new();
-    if let Some(key) = &args.stripe_key {
-        apis = apis.with(
-            StripeApi::MACHINE,
-            StripeApi::new(Secret::new(key)).with_base_url(args.stripe_api.clone()),
-        );
-    }
-    if let Some(token) = &args.mercadopago_token {
-        apis = apis.with(
-            MercadoPagoApi::MACHINE,
-            MercadoPagoApi::new(Secret::new(token)).with_base_url(args.mercadopago_api.clone()),
-        );
-    }
-    if apis.is_empty() {
+/// Reconciliation settings from flags; an error when no API is named.
+pub(crate) fn settings(
+    a: &ApiArgs,
+    every: Duration,
+    older_than: Duration,
+) -> anyhow::Result<ReconcileSettings> {
+    let settings = ReconcileSettings {
+        every,
+        older_than,
+        stripe: a
+            .stripe_key
+            .as_ref()
+            .map(|k| (Secret::new(k), a.stripe_api.clone())),
+        mercadopago: a
+            .mercadopago_token
+            .as_ref()
+            .map(|t| (Secret::new(t), a.mercadopago_api.clone())),
+    };
+    if settings.stripe.is_none() && settings.mercadopago.is_none() {
         bail!(
             "no provider API configured: pass --stripe-key (or set STRIPE_SECRET_KEY) and/or \
              --mercadopago-token (or MERCADOPAGO_ACCESS_TOKEN)"
         );
     }
+    Ok(settings)
+}
+
+pub(crate) fn run(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
+    let older_than = parse_duration(&args.older_than)
+        .with_context(|| format!("--older-than `{}`", args.older_than))?;
+    let apis = hooklab_server::runtime::apis(&settings(&args.apis, Duration::ZERO, older_than)?);
     let path = db_path(&args.db)?;
     if !path.exists() {
         bail!(

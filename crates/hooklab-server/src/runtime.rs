@@ -6,7 +6,7 @@
 //! tests pass whatever future they like.
 
 use crate::clock::Clock;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, ReconcileSettings};
 use crate::error::ServerError;
 use crate::events::{EVENT_BUFFER, Event};
 use crate::pipeline::{ForwardHandler, Route, Worker, WorkerOptions};
@@ -97,6 +97,7 @@ pub async fn start_with_clock(
         clock.clone(),
         events.clone(),
         config.review_after,
+        config.reconcile.clone(),
     ));
     let app = receiver
         .router()
@@ -124,24 +125,80 @@ pub async fn start_with_clock(
 }
 
 /// Every so often (a quarter of `review_after`, at most 30 s), moves parked state-machine
-/// events that waited `review_after` to review, flagging their objects `requires_review`.
+/// events that waited `review_after` to review, flagging their objects `requires_review`; and,
+/// when configured, runs a reconciliation pass every `reconcile.every`.
 async fn maintain(
     store: Arc<dyn Store>,
     clock: Clock,
     events: broadcast::Sender<Event>,
     review_after: Duration,
+    reconcile: Option<ReconcileSettings>,
 ) {
     let machines = crate::objects::Machines::default();
     let period = (review_after / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    let apis = reconcile.as_ref().map(apis);
+    let mut next_reconcile = reconcile
+        .as_ref()
+        .map(|r| tokio::time::Instant::now() + r.every);
     loop {
-        tokio::time::sleep(period).await;
+        let sleep = match next_reconcile {
+            Some(at) => period.min(at.saturating_duration_since(tokio::time::Instant::now())),
+            None => period,
+        };
+        tokio::time::sleep(sleep).await;
         match crate::objects::expire_parked(store.as_ref(), &machines, clock.now(), review_after)
             .await
         {
             Ok(changes) => crate::objects::announce(&events, changes),
             Err(e) => tracing::warn!("could not expire parked events: {e}"),
         }
+        if let (Some(at), Some(settings), Some(apis)) = (next_reconcile, &reconcile, &apis) {
+            if tokio::time::Instant::now() >= at {
+                next_reconcile = Some(tokio::time::Instant::now() + settings.every);
+                let pass = crate::reconcile::reconcile(
+                    store.as_ref(),
+                    &machines,
+                    apis,
+                    settings.older_than,
+                    clock.now(),
+                )
+                .await;
+                match pass {
+                    Ok(report) => tracing::info!(
+                        checked = report.checked,
+                        corrected = report.corrections.len(),
+                        errors = report.errors.len(),
+                        missing_events = report
+                            .gaps
+                            .iter()
+                            .map(|g| g.missing_events.len())
+                            .sum::<usize>(),
+                        "reconciliation pass"
+                    ),
+                    Err(e) => tracing::warn!("reconciliation failed: {e}"),
+                }
+            }
+        }
     }
+}
+
+/// The provider APIs the settings name.
+pub fn apis(settings: &ReconcileSettings) -> crate::reconcile::Apis {
+    use crate::reconcile::{Apis, MercadoPagoApi, StripeApi};
+    let mut apis = Apis::new();
+    if let Some((key, base)) = &settings.stripe {
+        apis = apis.with(
+            StripeApi::MACHINE,
+            StripeApi::new(key.clone()).with_base_url(base.clone()),
+        );
+    }
+    if let Some((token, base)) = &settings.mercadopago {
+        apis = apis.with(
+            MercadoPagoApi::MACHINE,
+            MercadoPagoApi::new(token.clone()).with_base_url(base.clone()),
+        );
+    }
+    apis
 }
 
 /// The worker with a [`ForwardHandler`] route for every source that has a forward target, or

@@ -32,15 +32,23 @@
 //! forward_timeout = "30s"
 //! concurrency = 8
 //! review_after = "1h"                            # parked events → requires_review
+//!
+//! [reconcile]                                     # optional: ask the providers' APIs
+//! every = "5m"
+//! older_than = "10m"
+//! stripe_key = "env:STRIPE_SECRET_KEY"
+//! stripe_api = "http://127.0.0.1:12111"          # http:// only for now
 //! ```
 
 mod forward;
+mod reconcile;
 mod response;
 mod source;
 #[cfg(test)]
 mod tests;
 
 pub use forward::{DEFAULT_CONCURRENCY, DEFAULT_FORWARD_TIMEOUT, SuccessPolicy, check_forward_url};
+pub use reconcile::{DEFAULT_OLDER_THAN, ReconcileSettings};
 pub use response::{MAX_DELAY_MS, ResponseConfig};
 pub use source::SourceConfig;
 
@@ -89,6 +97,8 @@ pub struct Config {
     /// How long a parked state-machine event may wait for its object before the object is
     /// flagged `requires_review`.
     pub review_after: Duration,
+    /// Periodic reconciliation against the providers' APIs (`None`: off).
+    pub reconcile: Option<ReconcileSettings>,
 }
 
 /// The default for [`Config::review_after`].
@@ -109,6 +119,7 @@ impl Default for Config {
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
             concurrency: DEFAULT_CONCURRENCY,
             review_after: DEFAULT_REVIEW_AFTER,
+            reconcile: None,
         }
     }
 }
@@ -174,6 +185,8 @@ struct RawConfig {
     concurrency: usize,
     #[serde(default)]
     review_after: Option<String>,
+    #[serde(default)]
+    reconcile: Option<reconcile::RawReconcile>,
 }
 
 fn default_host() -> String {
@@ -253,6 +266,7 @@ impl Config {
                 Some(s) => parse_duration(&s).map_err(invalid)?,
                 None => DEFAULT_REVIEW_AFTER,
             },
+            reconcile: raw.reconcile.map(|r| r.resolve(file, env)).transpose()?,
         };
         config.validate_at(file)?;
         Ok(config)
