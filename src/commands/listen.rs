@@ -185,6 +185,14 @@ async fn print_deliveries(mut events: broadcast::Receiver<Event>, json: bool) {
                     writeln!(out, "{}", output::transition_line(&t))
                 };
             }
+            Ok(event @ Event::KeyStatus(_)) => {
+                // Text mode: the attempt line already says how the job ended.
+                if json {
+                    if let Ok(line) = serde_json::to_string(&event) {
+                        let _ = writeln!(out, "{line}");
+                    }
+                }
+            }
             Ok(_) => {}
             Err(RecvError::Lagged(n)) => {
                 let _ = out.flush();

@@ -27,6 +27,18 @@ pub enum Event {
     DeadLetter(DeadLetter),
     /// A state machine decided about an event: applied, stale, parked, sent to review.
     Transition(TimelineEntry),
+    /// An idempotency key changed status after its job ran (`completed` or `failed`).
+    KeyStatus(KeyStatusEvent),
+}
+
+/// A key's new status, after the worker finished its job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyStatusEvent {
+    pub scope: String,
+    pub key: String,
+    pub status: hooklab_core::store::KeyStatus,
+    /// The delivery whose job decided it.
+    pub delivery: DeliveryId,
 }
 
 /// One attempt, as recorded, with what the worker decided next. The response body and headers

@@ -5,10 +5,12 @@
 use super::handler::{HandlerContext, HandlerResult};
 use super::worker::{Jitter, Route};
 use crate::clock::Clock;
-use crate::events::{AttemptEvent, AttemptOutcome, Event};
+use crate::events::{AttemptEvent, AttemptOutcome, Event, KeyStatusEvent};
 use hooklab_core::clock::UnixMillis;
 use hooklab_core::retry::format_duration;
-use hooklab_core::store::{AttemptRecord, DeadLetter, Delivery, JobOutcome, LeasedJob, Store};
+use hooklab_core::store::{
+    AttemptRecord, DeadLetter, Delivery, JobOutcome, KeyStatus, LeasedJob, Store,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,6 +176,19 @@ async fn finish(
         outcome: kind,
         next_attempt_at,
     }));
+    let key_status = match (&outcome, recorded) {
+        (JobOutcome::Done, true) => Some(KeyStatus::Completed),
+        (JobOutcome::Dead { .. }, true) => Some(KeyStatus::Failed),
+        _ => None,
+    };
+    if let (Some(status), Some(scope), Some(key)) = (key_status, &job.scope, &job.key) {
+        let _ = shared.events.send(Event::KeyStatus(KeyStatusEvent {
+            scope: scope.clone(),
+            key: key.clone(),
+            status,
+            delivery: job.delivery,
+        }));
+    }
     if let (JobOutcome::Dead { reason }, true) = (outcome, recorded) {
         let _ = shared.events.send(Event::DeadLetter(DeadLetter {
             job: job.job,
