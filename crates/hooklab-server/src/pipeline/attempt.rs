@@ -176,9 +176,28 @@ async fn finish(
         outcome: kind,
         next_attempt_at,
     }));
-    let key_status = match (&outcome, recorded) {
-        (JobOutcome::Done, true) => Some(KeyStatus::Completed),
-        (JobOutcome::Dead { .. }, true) => Some(KeyStatus::Failed),
+    let outcome_kind = match &outcome {
+        JobOutcome::Done => Some(true),
+        JobOutcome::Dead { .. } => Some(false),
+        JobOutcome::Retry { .. } => None,
+    };
+    if let (JobOutcome::Dead { reason }, true) = (outcome, recorded) {
+        let _ = shared.events.send(Event::DeadLetter(DeadLetter {
+            job: job.job,
+            delivery: job.delivery,
+            source: job.source,
+            event_id,
+            event_type: metadata.and_then(|m| m.event_type.clone()),
+            scope: job.scope.clone(),
+            key: job.key.clone(),
+            reason,
+            attempts: job.attempt,
+            dead_at: now,
+        }));
+    }
+    let key_status = match (outcome_kind, recorded) {
+        (Some(true), true) => Some(KeyStatus::Completed),
+        (Some(false), true) => Some(KeyStatus::Failed),
         _ => None,
     };
     if let (Some(status), Some(scope), Some(key)) = (key_status, &job.scope, &job.key) {
@@ -187,20 +206,6 @@ async fn finish(
             key: key.clone(),
             status,
             delivery: job.delivery,
-        }));
-    }
-    if let (JobOutcome::Dead { reason }, true) = (outcome, recorded) {
-        let _ = shared.events.send(Event::DeadLetter(DeadLetter {
-            job: job.job,
-            delivery: job.delivery,
-            source: job.source,
-            event_id,
-            event_type: metadata.and_then(|m| m.event_type.clone()),
-            scope: job.scope,
-            key: job.key,
-            reason,
-            attempts: job.attempt,
-            dead_at: now,
         }));
     }
     recorded

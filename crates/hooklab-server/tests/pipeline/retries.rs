@@ -93,6 +93,10 @@ async fn a_failing_app_is_retried_on_schedule_then_dead_lettered_and_redriven() 
     let Event::DeadLetter(dead) = next(&mut events).await else {
         panic!("the last attempt dead-letters the job");
     };
+    let Event::KeyStatus(failed) = next(&mut events).await else {
+        panic!("the key's new status is announced");
+    };
+    assert_eq!(failed.status, KeyStatus::Failed);
     assert_eq!(
         (dead.attempts, dead.event_id.as_deref()),
         (4, Some("evt_retry"))
@@ -144,6 +148,10 @@ async fn a_failing_app_is_retried_on_schedule_then_dead_lettered_and_redriven() 
     );
     let redriven = attempt(next(&mut events).await);
     assert_eq!(redriven.outcome, AttemptOutcome::Done, "{redriven:?}");
+    let Event::KeyStatus(completed) = next(&mut events).await else {
+        panic!("the key's new status is announced");
+    };
+    assert_eq!(completed.status, KeyStatus::Completed);
     assert_eq!((redriven.attempt, redriven.status), (5, Some(200)));
     assert!(
         redriven.started_at.0 - clock.now().0 <= 1_000,
