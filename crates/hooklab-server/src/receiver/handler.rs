@@ -19,6 +19,7 @@ use hooklab_core::store::{
 use hooklab_core::verdict::{Reason, Status};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Response {
     let received_at = rx.0.clock.now();
@@ -172,7 +173,15 @@ async fn record(rx: &Receiver, delivery: NewDelivery) -> Option<Recorded> {
 /// corrects an object that missed an event.
 fn apply_machines(rx: &Receiver, delivery: Delivery) {
     if let Some(queue) = &rx.0.machine_queue {
-        let _ = queue.send(delivery);
+        if queue.try_send(delivery).is_err() {
+            let skipped = rx.0.machine_skipped.fetch_add(1, Ordering::Relaxed) + 1;
+            if skipped.is_power_of_two() {
+                tracing::warn!(
+                    skipped,
+                    "state machines are behind: deliveries skipped them (reconcile corrects the objects)"
+                );
+            }
+        }
     }
 }
 

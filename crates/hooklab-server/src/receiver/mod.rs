@@ -56,8 +56,11 @@ struct Inner {
     /// sources get theirs applied by the worker once the forward succeeded).
     machines: crate::objects::Machines,
     /// Committed deliveries for the machines, applied one at a time in commit order by a
-    /// background task (so the answer never waits for them).
-    machine_queue: Option<tokio::sync::mpsc::UnboundedSender<hooklab_core::store::Delivery>>,
+    /// background task (so the answer never waits for them). Bounded: when the machines fall
+    /// behind a flood, deliveries skip them (counted in `machine_skipped`) rather than growing
+    /// memory without limit; reconciliation corrects objects that missed an event.
+    machine_queue: Option<tokio::sync::mpsc::Sender<hooklab_core::store::Delivery>>,
+    machine_skipped: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// A configured source, ready to verify.
@@ -122,6 +125,7 @@ impl Receiver {
             local_addr: None,
             jobs: None,
             machine_queue,
+            machine_skipped: Arc::default(),
             machines: crate::objects::Machines::default(),
         })))
     }
@@ -183,15 +187,18 @@ impl std::fmt::Debug for Receiver {
     }
 }
 
+/// How many committed deliveries may wait for the state machines.
+const MACHINE_QUEUE: usize = 10_000;
+
 /// Starts the task that applies state machines to committed deliveries, in order. `None`
 /// outside a tokio runtime (then no machine runs on this receiver's own deliveries).
 fn machine_queue(
     store: &Arc<dyn Store>,
     clock: &Clock,
     events: &broadcast::Sender<Event>,
-) -> Option<tokio::sync::mpsc::UnboundedSender<hooklab_core::store::Delivery>> {
+) -> Option<tokio::sync::mpsc::Sender<hooklab_core::store::Delivery>> {
     let runtime = tokio::runtime::Handle::try_current().ok()?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<hooklab_core::store::Delivery>();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<hooklab_core::store::Delivery>(MACHINE_QUEUE);
     let store = Arc::clone(store);
     let clock = clock.clone();
     let machines = crate::objects::Machines::default();

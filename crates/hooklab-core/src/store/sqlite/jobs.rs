@@ -57,13 +57,16 @@ pub(super) const MAX_RESPONSE_BODY: usize = 64 * 1024;
 const INSERT: &str = "INSERT INTO jobs (delivery_id, source, scope, key, state, run_at, \
      created_at, updated_at) VALUES (?1, ?2, ?3, ?4, 'ready', ?5, ?5, ?5)";
 
-const LEASE: &str = "UPDATE jobs SET state = 'leased', lease_until = ?2, \
-     attempts = attempts + 1, updated_at = ?1 WHERE id IN (\
-       SELECT id FROM (\
-         SELECT id, run_at AS due FROM jobs WHERE state = 'ready' AND run_at <= ?1 \
-         UNION ALL \
-         SELECT id, lease_until AS due FROM jobs WHERE state = 'leased' AND lease_until <= ?1\
-       ) ORDER BY due, id LIMIT ?3) \
+/// Due ready jobs, oldest first, read in the order of their partial index (no sort).
+const DUE_READY: &str = "SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ?1 \
+     ORDER BY run_at LIMIT ?2";
+
+/// Leases that expired (their worker died), oldest first, in index order.
+const DUE_LEASED: &str = "SELECT id FROM jobs WHERE state = 'leased' AND lease_until <= ?1 \
+     ORDER BY lease_until LIMIT ?2";
+
+const LEASE_ONE: &str = "UPDATE jobs SET state = 'leased', lease_until = ?2, \
+     attempts = attempts + 1, updated_at = ?1 WHERE id = ?3 \
      RETURNING id, delivery_id, attempts, source, scope, key";
 
 const INSERT_ATTEMPT: &str = "INSERT INTO attempts (job_id, delivery_id, attempt, started_at, \
@@ -100,7 +103,9 @@ pub(super) fn enqueue(
     ])
 }
 
-/// Leases up to `limit` due jobs until `now + lease_ms`.
+/// Leases up to `limit` due jobs until `now + lease_ms`: expired leases first (they are the
+/// oldest work), then ready jobs by `run_at`. Each candidate list is read from its partial
+/// index in order, so leasing costs the same whatever the queue's length.
 pub(super) fn lease(
     conn: &Connection,
     now: UnixMillis,
@@ -110,18 +115,32 @@ pub(super) fn lease(
     let until = now
         .0
         .saturating_add(i64::try_from(lease_ms).unwrap_or(i64::MAX));
-    let mut stmt = conn.prepare_cached(LEASE)?;
-    let rows = stmt.query_map(params![now.0, until, limit], |row| {
-        Ok(LeasedJob {
-            job: row.get(0)?,
-            delivery: row.get(1)?,
-            attempt: u32::try_from(row.get::<_, i64>(2)?).unwrap_or(u32::MAX),
-            source: row.get(3)?,
-            scope: row.get(4)?,
-            key: row.get(5)?,
-        })
-    })?;
-    let mut jobs = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut ids: Vec<JobId> = conn
+        .prepare_cached(DUE_LEASED)?
+        .query_map(params![now.0, limit], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let room = limit.saturating_sub(u32::try_from(ids.len()).unwrap_or(u32::MAX));
+    if room > 0 {
+        let ready: Vec<JobId> = conn
+            .prepare_cached(DUE_READY)?
+            .query_map(params![now.0, room], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        ids.extend(ready);
+    }
+    let mut lease = conn.prepare_cached(LEASE_ONE)?;
+    let mut jobs = Vec::with_capacity(ids.len());
+    for id in ids {
+        jobs.push(lease.query_row(params![now.0, until, id], |row| {
+            Ok(LeasedJob {
+                job: row.get(0)?,
+                delivery: row.get(1)?,
+                attempt: u32::try_from(row.get::<_, i64>(2)?).unwrap_or(u32::MAX),
+                source: row.get(3)?,
+                scope: row.get(4)?,
+                key: row.get(5)?,
+            })
+        })?);
+    }
     jobs.sort_by_key(|j| j.job);
     Ok(jobs)
 }
