@@ -12,12 +12,18 @@ pub(crate) struct StripeEvents {
     /// The keyed HMAC state, cloned per request (saves the key schedule).
     mac: Hmac<Sha256>,
     body_size: usize,
+    /// The event's `type`: `payment_intent.*` types also drive hooklab's Stripe state machine.
+    event_type: String,
     /// Tells this run's ids apart from any other run's.
     run: String,
 }
 
+/// The type the benchmark sends by default (a PaymentIntent event, as a payment integration
+/// mostly receives).
+pub(crate) const DEFAULT_EVENT_TYPE: &str = "payment_intent.succeeded";
+
 impl StripeEvents {
-    pub(crate) fn new(secret: &str, body_size: usize) -> Self {
+    pub(crate) fn new(secret: &str, body_size: usize, event_type: &str) -> Self {
         let run = format!(
             "{:x}{:x}",
             std::process::id(),
@@ -28,6 +34,7 @@ impl StripeEvents {
         Self {
             mac: Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key"),
             body_size,
+            event_type: event_type.to_string(),
             run,
         }
     }
@@ -37,10 +44,11 @@ impl StripeEvents {
     pub(crate) fn body(&self, seq: u64, created: i64) -> Vec<u8> {
         let head = format!(
             "{{\"id\":\"evt_{run}_{seq:012}\",\"object\":\"event\",\"api_version\":\"2024-06-20\",\
-             \"created\":{created},\"livemode\":false,\"type\":\"payment_intent.succeeded\",\
+             \"created\":{created},\"livemode\":false,\"type\":\"{event_type}\",\
              \"data\":{{\"object\":{{\"id\":\"pi_{run}_{seq:012}\",\"object\":\"payment_intent\",\
              \"amount\":4200,\"currency\":\"brl\",\"metadata\":{{\"pad\":\"",
-            run = self.run
+            run = self.run,
+            event_type = self.event_type
         );
         let tail = "\"}}}}";
         let pad = self.body_size.saturating_sub(head.len() + tail.len());
@@ -91,7 +99,7 @@ mod tests {
 
     #[test]
     fn bodies_have_the_requested_size_and_distinct_ids() {
-        let ev = StripeEvents::new("whsec_x", 1024);
+        let ev = StripeEvents::new("whsec_x", 1024, DEFAULT_EVENT_TYPE);
         let a = ev.body(1, 1_700_000_000);
         let b = ev.body(2, 1_700_000_000);
         assert_eq!(a.len(), 1024, "the benchmark promises 1 KiB events");
@@ -101,7 +109,7 @@ mod tests {
     #[test]
     fn signature_matches_stripes_documented_scheme() {
         // HMAC-SHA256("whsec_test_secret", "1700000000.{}") computed independently.
-        let ev = StripeEvents::new("whsec_test_secret", 0);
+        let ev = StripeEvents::new("whsec_test_secret", 0, DEFAULT_EVENT_TYPE);
         let sig = ev.signature(1_700_000_000, b"{}");
         let mut mac = Hmac::<Sha256>::new_from_slice(b"whsec_test_secret").unwrap();
         mac.update(b"1700000000.{}");

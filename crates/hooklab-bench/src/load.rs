@@ -6,6 +6,7 @@
 //! the time a request would have waited to be sent (coordinated omission); p99 is therefore a
 //! lower bound on what an open-loop client would see.
 
+use crate::app::App;
 use crate::cpu;
 use crate::events::StripeEvents;
 use anyhow::Context;
@@ -23,6 +24,8 @@ pub(crate) struct LoadConfig {
     pub(crate) body_size: usize,
     pub(crate) secret: String,
     pub(crate) path: String,
+    /// The `type` of every event sent.
+    pub(crate) event_type: String,
 }
 
 /// What one run measured (the measuring window only).
@@ -38,11 +41,41 @@ pub(crate) struct LoadResult {
     pub(crate) server_cpu: Option<Duration>,
     /// CPU time this load generator used during the window (Linux only).
     pub(crate) client_cpu: Option<Duration>,
+    /// When a developer app was watched: its CPU time and the requests it received during the
+    /// window (the forwards the worker completed meanwhile).
+    pub(crate) app: Option<AppWindow>,
     /// Latency of every measured response, in microseconds, sorted.
     pub(crate) latencies_us: Vec<u32>,
 }
 
+/// What the developer app did during the measuring window.
+pub(crate) struct AppWindow {
+    pub(crate) cpu: Option<Duration>,
+    pub(crate) received: u64,
+}
+
 impl LoadResult {
+    fn empty(latency_capacity: usize) -> Self {
+        Self {
+            ok: 0,
+            non_2xx: 0,
+            io_errors: 0,
+            elapsed: Duration::ZERO,
+            server_cpu: None,
+            client_cpu: None,
+            app: None,
+            latencies_us: Vec::with_capacity(latency_capacity),
+        }
+    }
+
+    /// Adds one connection's counts and latencies.
+    fn absorb(&mut self, part: LoadResult) {
+        self.ok += part.ok;
+        self.non_2xx += part.non_2xx;
+        self.io_errors += part.io_errors;
+        self.latencies_us.extend(part.latencies_us);
+    }
+
     pub(crate) fn rps(&self) -> f64 {
         self.ok as f64 / self.elapsed.as_secs_f64()
     }
@@ -68,39 +101,46 @@ const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const STOP: u8 = 2;
 
+/// A tokio runtime for the load generator. As many worker threads as cores: the client
+/// competes with the server for them, which is the point of measuring every receiver the same
+/// way on the same machine.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
 /// Runs the workload against the receiver at `addr` (process `server_pid`) and returns what
-/// the measuring window saw.
+/// the measuring window saw. With `app`, also what the developer app received meanwhile.
 pub(crate) fn run(
     addr: SocketAddr,
     server_pid: u32,
     cfg: &LoadConfig,
+    app: Option<&App>,
 ) -> anyhow::Result<LoadResult> {
-    // As many worker threads as cores: the client competes with the server for them, which is
-    // the point of measuring both receivers the same way on the same machine.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(run_async(addr, server_pid, cfg))
+    runtime()?.block_on(run_async(addr, server_pid, cfg, app))
 }
 
 async fn run_async(
     addr: SocketAddr,
     server_pid: u32,
     cfg: &LoadConfig,
+    app: Option<&App>,
 ) -> anyhow::Result<LoadResult> {
-    let events = Arc::new(StripeEvents::new(&cfg.secret, cfg.body_size));
+    let events = Arc::new(StripeEvents::new(
+        &cfg.secret,
+        cfg.body_size,
+        &cfg.event_type,
+    ));
     let phase = Arc::new(AtomicU8::new(WARMUP));
     let seq = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::with_capacity(cfg.connections);
-    for _ in 0..cfg.connections {
-        let (events, phase, seq, path) =
-            (events.clone(), phase.clone(), seq.clone(), cfg.path.clone());
-        tasks.push(tokio::spawn(async move {
-            connection(addr, &path, &events, &phase, &seq).await
-        }));
-    }
+    let tasks = spawn_connections(addr, cfg, &events, &phase, &seq, u64::MAX);
     tokio::time::sleep(cfg.warmup).await;
     let me = std::process::id();
+    let app_before = match app {
+        Some(app) => Some((app.cpu(), app.count().await?)),
+        None => None,
+    };
     let (server_before, client_before) = (cpu::process_cpu(server_pid), cpu::process_cpu(me));
     phase.store(MEASURE, Ordering::SeqCst);
     let started = Instant::now();
@@ -108,45 +148,89 @@ async fn run_async(
     phase.store(STOP, Ordering::SeqCst);
     let elapsed = started.elapsed();
     let (server_after, client_after) = (cpu::process_cpu(server_pid), cpu::process_cpu(me));
-    let delta = |a: Option<Duration>, b: Option<Duration>| Some(b?.saturating_sub(a?));
+    let app_window = match (app, app_before) {
+        (Some(app), Some((cpu_before, count_before))) => Some(AppWindow {
+            cpu: delta(cpu_before, app.cpu()),
+            received: app.count().await?.saturating_sub(count_before),
+        }),
+        _ => None,
+    };
 
     let mut total = LoadResult {
-        ok: 0,
-        non_2xx: 0,
-        io_errors: 0,
         elapsed,
         server_cpu: delta(server_before, server_after),
         client_cpu: delta(client_before, client_after),
-        latencies_us: Vec::new(),
+        app: app_window,
+        ..LoadResult::empty(0)
     };
     for task in tasks {
-        let part = task.await.context("load task panicked")?;
-        total.ok += part.ok;
-        total.non_2xx += part.non_2xx;
-        total.io_errors += part.io_errors;
-        total.latencies_us.extend(part.latencies_us);
+        total.absorb(task.await.context("load task panicked")?);
     }
     total.latencies_us.sort_unstable();
     Ok(total)
 }
 
+/// Sends exactly `total` distinct events as fast as the connections go (no warm-up: every
+/// request is measured) and returns when the last response has been read; `elapsed` is the
+/// time from the first request to that last acknowledgement. The CPU fields are left empty
+/// (the caller measures over a longer span).
+pub(crate) async fn burst(
+    addr: SocketAddr,
+    cfg: &LoadConfig,
+    total: u64,
+) -> anyhow::Result<LoadResult> {
+    let events = Arc::new(StripeEvents::new(
+        &cfg.secret,
+        cfg.body_size,
+        &cfg.event_type,
+    ));
+    let phase = Arc::new(AtomicU8::new(MEASURE));
+    let seq = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let tasks = spawn_connections(addr, cfg, &events, &phase, &seq, total);
+    let mut result = LoadResult::empty(usize::try_from(total).unwrap_or(0));
+    for task in tasks {
+        result.absorb(task.await.context("load task panicked")?);
+    }
+    result.elapsed = started.elapsed();
+    result.latencies_us.sort_unstable();
+    Ok(result)
+}
+
+fn delta(before: Option<Duration>, after: Option<Duration>) -> Option<Duration> {
+    Some(after?.saturating_sub(before?))
+}
+
+/// `cfg.connections` connection tasks sharing one event sequence; each stops once the
+/// sequence reaches `limit` (or when `phase` says stop).
+fn spawn_connections(
+    addr: SocketAddr,
+    cfg: &LoadConfig,
+    events: &Arc<StripeEvents>,
+    phase: &Arc<AtomicU8>,
+    seq: &Arc<AtomicU64>,
+    limit: u64,
+) -> Vec<tokio::task::JoinHandle<LoadResult>> {
+    (0..cfg.connections)
+        .map(|_| {
+            let (events, phase, seq, path) =
+                (events.clone(), phase.clone(), seq.clone(), cfg.path.clone());
+            tokio::spawn(async move { connection(addr, &path, &events, &phase, &seq, limit).await })
+        })
+        .collect()
+}
+
 /// One keep-alive connection's loop; reconnects after an error, gives up after 100 in a row.
+/// Stops when `phase` is [`STOP`] or once event number `limit` would be next.
 async fn connection(
     addr: SocketAddr,
     path: &str,
     events: &StripeEvents,
     phase: &AtomicU8,
     seq: &AtomicU64,
+    limit: u64,
 ) -> LoadResult {
-    let mut mine = LoadResult {
-        ok: 0,
-        non_2xx: 0,
-        io_errors: 0,
-        elapsed: Duration::ZERO,
-        server_cpu: None,
-        client_cpu: None,
-        latencies_us: Vec::with_capacity(1 << 14),
-    };
+    let mut mine = LoadResult::empty(1 << 14);
     let host = addr.to_string();
     let mut request = Vec::with_capacity(2048);
     let mut buf = Vec::with_capacity(8192);
@@ -173,12 +257,11 @@ async fn connection(
             }
         }
         let s = stream.as_mut().expect("connected above");
-        events.request(
-            &mut request,
-            &host,
-            path,
-            seq.fetch_add(1, Ordering::Relaxed),
-        );
+        let n = seq.fetch_add(1, Ordering::Relaxed);
+        if n >= limit {
+            return mine;
+        }
+        events.request(&mut request, &host, path, n);
         let t0 = Instant::now();
         let outcome = match s.write_all(&request).await {
             Ok(()) => read_response(s, &mut buf).await,

@@ -10,13 +10,18 @@
 //!    SQLite file) and waits for its `{"ready": …}` line.
 //! 4. [`cpu`]: the CPU time each process spent in the window, per request (Linux).
 //! 5. [`verify_bench`]: Standard Webhooks verification, Hooklab's against `svix`'s.
+//! 6. [`pipeline`]: `hooklab listen --forward-to` a local developer app ([`app`], its own
+//!    process, `hooklab-bench app-server`): ingest with the outbox in the write path, and the
+//!    worker's forwards per second end to end.
 //!
 //! Everything is printed as a Markdown table; `docs/benchmarks.md` records a run.
 
+mod app;
 mod bare;
 mod cpu;
 mod events;
 mod load;
+mod pipeline;
 mod receiver;
 mod verify_bench;
 
@@ -46,10 +51,14 @@ struct Args {
     /// Size of each event body in bytes.
     #[arg(long, default_value_t = 1024)]
     body_size: usize,
+    /// The Stripe event type sent. `payment_intent.*` types also drive hooklab's Stripe state
+    /// machine (an object per event); e.g. `customer.created` drives none.
+    #[arg(long, default_value = events::DEFAULT_EVENT_TYPE)]
+    event_type: String,
     /// Iterations per round of the verification micro-benchmark.
     #[arg(long, default_value_t = 200_000)]
     verify_iters: u32,
-    /// Skip the HTTP benchmarks (bare and durable).
+    /// Skip the HTTP benchmarks (bare, durable and pipeline).
     #[arg(long)]
     skip_http: bool,
     /// Only run the bare axum server (e.g. to check the load generator alone).
@@ -58,6 +67,22 @@ struct Args {
     /// Skip the verification micro-benchmark.
     #[arg(long)]
     skip_verify: bool,
+    /// Only the pipeline and its baselines (bare axum, `hooklab listen` without forwarding),
+    /// no verification micro-benchmark.
+    #[arg(long, conflicts_with_all = ["skip_http", "only_bare", "skip_pipeline"])]
+    pipeline: bool,
+    /// Skip the pipeline (`--forward-to` ingest and the worker).
+    #[arg(long)]
+    skip_pipeline: bool,
+    /// Events in the worker benchmark's burst.
+    #[arg(long, default_value_t = 20_000)]
+    pipeline_events: u64,
+    /// The longest the worker benchmark waits for the app to receive every event, in seconds.
+    #[arg(long, default_value_t = 300)]
+    drain_timeout: u64,
+    /// `hooklab listen --concurrency` for the pipeline (default: hooklab's own default).
+    #[arg(long)]
+    forward_concurrency: Option<usize>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -69,20 +94,31 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
     },
+    /// Internal: the developer app the pipeline forwards to (answers 200 and counts;
+    /// `GET /count` reads the count).
+    AppServer {
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    if let Some(Command::BareServer { host, port }) = args.command {
-        return bare::serve(&host, port);
+    match &args.command {
+        Some(Command::BareServer { host, port }) => return bare::serve(host, *port),
+        Some(Command::AppServer { host, port }) => return app::serve(host, *port),
+        None => {}
     }
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("# hooklab-bench\n");
     println!(
-        "{cores} cores shared by the receiver and the load generator; {} connections, \
-         {} s warm-up, {} s measured, {}-byte Stripe events, each distinct and validly signed.\n",
-        args.connections, args.warmup, args.duration, args.body_size
+        "{cores} cores shared by every process (receiver, app, load generator); {} connections, \
+         {} s warm-up, {} s measured, {}-byte Stripe `{}` events, each distinct and validly \
+         signed.\n",
+        args.connections, args.warmup, args.duration, args.body_size, args.event_type
     );
 
     if !args.skip_http {
@@ -98,26 +134,40 @@ fn main() -> anyhow::Result<()> {
             body_size: args.body_size,
             secret: receiver::STRIPE_SECRET.to_string(),
             path: "/stripe".to_string(),
+            event_type: args.event_type.clone(),
         };
         let bare = {
             let server = receiver::Receiver::bare()?;
-            let result = load::run(server.addr, server.pid(), &cfg)?;
+            let result = load::run(server.addr, server.pid(), &cfg, None)?;
             server.stop();
             result
         };
-        let durable = match hooklab {
+        let durable = match &hooklab {
             Some(bin) => {
-                let server = receiver::Receiver::hooklab(&bin)?;
-                let result = load::run(server.addr, server.pid(), &cfg)?;
+                let server = receiver::Receiver::hooklab(bin, None)?;
+                let result = load::run(server.addr, server.pid(), &cfg, None)?;
                 server.stop();
                 Some(result)
             }
             None => None,
         };
         load::print_table(&bare, durable.as_ref());
+
+        if let (Some(bin), Some(durable), false) = (&hooklab, &durable, args.skip_pipeline) {
+            let concurrency = args.forward_concurrency;
+            let forward = pipeline::ingest(bin, concurrency, &cfg)?;
+            let drain = pipeline::drain(
+                bin,
+                concurrency,
+                &cfg,
+                args.pipeline_events,
+                Duration::from_secs(args.drain_timeout),
+            )?;
+            pipeline::print(&bare, durable, &forward, &drain, concurrency);
+        }
     }
 
-    if !args.skip_verify {
+    if !args.skip_verify && !args.pipeline {
         let rows = verify_bench::run(args.verify_iters, args.body_size)?;
         verify_bench::print_table(&rows);
     }

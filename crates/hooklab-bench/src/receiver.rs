@@ -13,6 +13,14 @@ use std::time::{Duration, Instant};
 /// The secret both the source and the load generator use.
 pub(crate) const STRIPE_SECRET: &str = "whsec_hooklab_bench_0123456789abcdef";
 
+/// Where and how `hooklab listen` forwards.
+pub(crate) struct Forward {
+    /// The `--forward-to` URL.
+    pub(crate) url: String,
+    /// `--concurrency` (hooklab's default when `None`).
+    pub(crate) concurrency: Option<usize>,
+}
+
 pub(crate) struct Receiver {
     pub(crate) addr: SocketAddr,
     child: Child,
@@ -29,8 +37,17 @@ impl Receiver {
         Self::start(cmd, "bare axum server")
     }
 
-    /// `hooklab listen` on a fresh SQLite file with one Stripe source.
-    pub(crate) fn hooklab(bin: &Path) -> anyhow::Result<Self> {
+    /// The developer app of the pipeline benchmark: this binary re-executed as `app-server`.
+    pub(crate) fn app() -> anyhow::Result<Self> {
+        let exe = std::env::current_exe()?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["app-server", "--port", "0"]);
+        Self::start(cmd, "developer app")
+    }
+
+    /// `hooklab listen` on a fresh SQLite file with one Stripe source; with `forward`, every
+    /// verified delivery is also forwarded there (`--forward-to`).
+    pub(crate) fn hooklab(bin: &Path, forward: Option<&Forward>) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
         let mut cmd = Command::new(bin);
         cmd.arg("listen")
@@ -40,6 +57,12 @@ impl Receiver {
             .arg(dir.path().join("bench.db"))
             .arg("--source")
             .arg(format!("stripe=stripe:{STRIPE_SECRET}"));
+        if let Some(forward) = forward {
+            cmd.arg("--forward-to").arg(&forward.url);
+            if let Some(n) = forward.concurrency {
+                cmd.arg("--concurrency").arg(n.to_string());
+            }
+        }
         Self::start_in(cmd, dir, "hooklab listen")
     }
 

@@ -37,7 +37,9 @@ pub(crate) fn run(iters: u32, body_size: usize) -> anyhow::Result<Vec<Row>> {
     let secret = format!("whsec_{}", STANDARD.encode(&key));
     let msg_id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
     let ts = crate::events::unix_now();
-    let body = crate::events::StripeEvents::new("unused", body_size).body(1, ts);
+    let body =
+        crate::events::StripeEvents::new("unused", body_size, crate::events::DEFAULT_EVENT_TYPE)
+            .body(1, ts);
 
     let mut mac = Hmac::<Sha256>::new_from_slice(&key)?;
     mac.update(format!("{msg_id}.{ts}.").as_bytes());
