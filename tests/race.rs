@@ -2,43 +2,23 @@
 //! connections, all opened first and then written at once. Every copy is acknowledged, and the
 //! database constraint makes exactly one of them the first: 499 are recorded as its duplicates.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod common;
+
+use common::{BIN, Listener};
+use std::process::Command;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Barrier;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hooklab");
 const COPIES: usize = 500;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_hundred_concurrent_copies_collapse_onto_one_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("race.db");
-    let mut child = Command::new(BIN)
-        .args([
-            "listen",
-            "--json",
-            "--port",
-            "0",
-            "--source",
-            "pay=stripe:whsec_race",
-        ])
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let ready: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    let addr = ready["ready"]["receiver"]
-        .as_str()
-        .unwrap()
-        .trim_start_matches("http://")
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
+    let listen = Listener::start(&["--source", "pay=stripe:whsec_race"], &db);
+    let addr = listen.addr();
 
     let body =
         br#"{"id":"evt_race","type":"payment_intent.succeeded","data":{"object":{"id":"pi_r"}}}"#;
@@ -122,6 +102,4 @@ async fn five_hundred_concurrent_copies_collapse_onto_one_key() {
     assert_eq!(keys[0]["key"], "evt_race");
     assert_eq!(keys[0]["deliveries"], COPIES as u64);
     assert_eq!(keys[0]["first_delivery"], first);
-    let _ = child.kill();
-    let _ = child.wait();
 }

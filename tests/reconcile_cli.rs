@@ -2,12 +2,13 @@
 //! it uses (the real API cannot be reached from here): a PaymentIntent stuck in `processing`
 //! is corrected to `succeeded`, and an event Stripe sent that never arrived is reported.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hooklab");
+use common::{BIN, Listener, json_of, payment_intent_event, post_stripe, unix_now};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// Answers Stripe-shaped JSON: the PaymentIntent has succeeded; `/v1/events` lists one event
 /// Hooklab recorded and one it never saw. Requests without the key get 401.
@@ -60,91 +61,32 @@ fn stripe_stand_in() -> u16 {
     port
 }
 
-#[test]
-fn a_stuck_payment_is_corrected_and_a_missing_event_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let mut child = Command::new(BIN)
-        .args([
-            "listen",
-            "--json",
-            "--port",
-            "0",
-            "--source",
-            "pay=stripe:whsec_r",
-        ])
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let ready: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    let port: u16 = ready["ready"]["receiver"]
-        .as_str()
-        .unwrap()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    std::thread::spawn(move || for _ in lines {});
-
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
+/// Records a created and then a processing event for `pi_stuck`, and waits until the machine
+/// has the payment in `processing`.
+fn stuck_payment(listen: &Listener, db: &std::path::Path) {
+    let now = unix_now();
     for (id, kind, at) in [
         ("evt_created", "payment_intent.created", now - 60),
         ("evt_seen", "payment_intent.processing", now - 30),
     ] {
-        let body = format!(
-            r#"{{"id":"{id}","type":"{kind}","created":{at},"data":{{"object":{{"id":"pi_stuck","object":"payment_intent"}}}}}}"#
-        );
-        let signed = Command::new(BIN)
-            .args([
-                "sign",
-                "--provider",
-                "stripe",
-                "--secret",
-                "whsec_r",
-                "--body",
-                &body,
-            ])
-            .output()
-            .unwrap();
-        let header = String::from_utf8(signed.stdout).unwrap();
-        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(
-            s,
-            "POST /pay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{}\r\nContent-Length: {}\r\n\r\n{body}",
-            header.trim(),
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        s.read_to_string(&mut response).unwrap();
+        let event = payment_intent_event(id, kind, at, "pi_stuck");
+        let response = post_stripe(listen.port, "/pay", "whsec_r", &event);
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     }
-
-    // Wait for the machine to put the payment in `processing`.
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let out = Command::new(BIN)
-            .args(["objects", "--json", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
-        let objects: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        if objects[0]["state"] == "processing" {
-            break;
-        }
+    while json_of(&["objects", "--json"], db)[0]["state"] != "processing" {
         assert!(Instant::now() < deadline, "the object reached `processing`");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+#[test]
+fn a_stuck_payment_is_corrected_and_a_missing_event_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let listen = Listener::start(&["--source", "pay=stripe:whsec_r"], &db);
+    stuck_payment(&listen, &db);
+    drop(listen);
 
     let api = format!("http://127.0.0.1:{}", stripe_stand_in());
     let out = Command::new(BIN)
@@ -174,13 +116,7 @@ fn a_stuck_payment_is_corrected_and_a_missing_event_reported() {
         report["gaps"][0]["missing_events"],
         serde_json::json!(["evt_never_arrived"])
     );
-
-    let timeline = Command::new(BIN)
-        .args(["timeline", "pi_stuck", "--json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let timeline: serde_json::Value = serde_json::from_slice(&timeline.stdout).unwrap();
+    let timeline = json_of(&["timeline", "pi_stuck", "--json"], &db);
     assert_eq!(
         timeline["state"], "succeeded",
         "the correction went through the machine: {timeline}"
@@ -215,82 +151,36 @@ fn listen_reconciles_periodically() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db");
     let api = format!("http://127.0.0.1:{}", stripe_stand_in());
-    let mut child = Command::new(BIN)
-        .args([
-            "listen",
-            "--json",
-            "--port",
-            "0",
+    let listen = Listener::start(
+        &[
             "--source",
             "pay=stripe:whsec_r",
-        ])
-        .args(["--reconcile-every", "300ms", "--reconcile-older-than", "0s"])
-        .args([
+            "--reconcile-every",
+            "300ms",
+            "--reconcile-older-than",
+            "0s",
             "--stripe-api",
             &api,
             "--stripe-key",
             "sk_test_standin",
-            "--db",
-        ])
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let ready: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    let port: u16 = ready["ready"]["receiver"]
-        .as_str()
-        .unwrap()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+        ],
+        &db,
+    );
+    let now = unix_now();
     for (id, kind, at) in [
         ("evt_created", "payment_intent.created", now - 60),
         ("evt_seen", "payment_intent.processing", now - 30),
     ] {
-        let body = format!(
-            r#"{{"id":"{id}","type":"{kind}","created":{at},"data":{{"object":{{"id":"pi_stuck","object":"payment_intent"}}}}}}"#
+        post_stripe(
+            listen.port,
+            "/pay",
+            "whsec_r",
+            &payment_intent_event(id, kind, at, "pi_stuck"),
         );
-        let signed = Command::new(BIN)
-            .args([
-                "sign",
-                "--provider",
-                "stripe",
-                "--secret",
-                "whsec_r",
-                "--body",
-                &body,
-            ])
-            .output()
-            .unwrap();
-        let header = String::from_utf8(signed.stdout).unwrap();
-        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(
-            s,
-            "POST /pay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{}\r\nContent-Length: {}\r\n\r\n{body}",
-            header.trim(),
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        s.read_to_string(&mut response).unwrap();
     }
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let out = Command::new(BIN)
-            .args(["timeline", "pi_stuck", "--json", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
-        let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let t = json_of(&["timeline", "pi_stuck", "--json"], &db);
         if t["state"] == "succeeded" {
             break;
         }
@@ -300,6 +190,4 @@ fn listen_reconciles_periodically() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }

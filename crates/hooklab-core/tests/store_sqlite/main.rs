@@ -1,0 +1,63 @@
+//! The SQLite store against real files in temporary folders, one module per capability:
+//! byte-exact round trips, group commit under concurrency (and durability across reopen),
+//! reopening, listing with filters and paging, and the CLI's read-only path.
+
+use hooklab_core::clock::UnixMillis;
+use hooklab_core::metadata::Metadata;
+use hooklab_core::provider::ProviderId;
+use hooklab_core::request::Header;
+use hooklab_core::store::sqlite::SqliteStore;
+use hooklab_core::store::{DeliveryFilter, NewDelivery, Store, StoreError};
+use hooklab_core::verdict::{Diagnosis, Finding, Reason, Status, Verdict};
+
+fn delivery(source: &str, verdict: Verdict, body: &[u8]) -> NewDelivery {
+    NewDelivery {
+        received_at: UnixMillis(1_750_000_000_123),
+        source: source.into(),
+        provider: source.parse().ok(),
+        method: "POST".into(),
+        path: format!("/{source}"),
+        query: None,
+        headers: vec![Header::new("Content-Type", "application/json")],
+        body: body.to_vec(),
+        body_size: body.len() as u64,
+        body_refused: false,
+        remote_addr: Some("203.0.113.7:51234".into()),
+        verdict,
+        metadata: Metadata::default(),
+        response_status: 200,
+        idempotency: None,
+        enqueue: false,
+    }
+}
+
+fn valid() -> Verdict {
+    Verdict::valid(0, Some(1_750_000_000), "signature matches secret #0".into())
+}
+
+fn invalid() -> Verdict {
+    Verdict::invalid(Reason::SignatureMismatch, "no secret matches")
+}
+
+fn all() -> DeliveryFilter {
+    DeliveryFilter {
+        limit: Some(10_000),
+        ..Default::default()
+    }
+}
+
+mod round_trip;
+
+mod group_commit;
+
+mod reopen;
+
+mod listing;
+
+mod read_only;
+
+mod idempotency;
+
+mod outbox;
+
+mod objects;
