@@ -8,7 +8,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in build-essential pkg-config libssl-dev ca-certificates curl git; do
+# openssh-server and openssh-client: the tunnel tests run a throwaway sshd on 127.0.0.1 (ssh -R).
+for pkg in build-essential pkg-config libssl-dev ca-certificates curl git openssh-server openssh-client; do
   have_pkg "$pkg" || need_apt+=("$pkg")
 done
 # Python with venv (an existing python3 that can make a venv, e.g. pyenv's, is kept).
