@@ -365,7 +365,7 @@ pub struct DeliveryFilter {
     pub before: Option<DeliveryId>,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// The database could not be opened, migrated, written or read.

@@ -82,17 +82,11 @@ pub(super) fn set_status(
     scope: &str,
     key: &str,
     status: KeyStatus,
-) -> Result<(), StoreError> {
+) -> rusqlite::Result<bool> {
     let changed = conn
-        .prepare_cached(SET_STATUS)
-        .and_then(|mut s| s.execute(params![scope, key, status.as_str()]))
-        .map_err(storage("setting a key's status"))?;
-    if changed == 0 {
-        return Err(StoreError::Storage(format!(
-            "no idempotency key `{key}` in scope `{scope}`"
-        )));
-    }
-    Ok(())
+        .prepare_cached(SET_STATUS)?
+        .execute(params![scope, key, status.as_str()])?;
+    Ok(changed > 0)
 }
 
 /// Keys matching `filter`, most recently seen first.

@@ -2,14 +2,14 @@
 //! thread and a small pool of reader threads. The only module in Hooklab that names rusqlite.
 //!
 //! # Layout
-//! - `connection`: opening connections with WAL, `synchronous=FULL`, busy timeout, foreign keys.
+//! - `connection`: opening connections with WAL, `synchronous=NORMAL`, busy timeout, foreign keys.
 //! - `migrations`: the schema's history, applied atomically, tracked by `user_version`.
 //! - `deliveries`: the `deliveries` table (the raw event log): schema, insert, list, get.
 //! - `headers`: the byte-exact encoding of a delivery's headers.
 //! - `idempotency`: the `idempotency_keys` table: a delivery claims its key by a constraint.
 //! - `objects`: business objects and their state-machine timelines.
 //! - `jobs`: the outbox (`jobs`, `attempts`): leases, attempts, retries, the dead-letter queue.
-//! - `writer`: the writer thread and its group commit.
+//! - `writer`: the writer thread, its group commit, and the syncer that makes groups durable.
 //! - `reader`: the reader threads, and [`SqliteReader`] for synchronous reads (the CLI).
 //!
 //! ```
@@ -109,7 +109,7 @@ impl SqliteStore {
             .map(|_| connection::open_reader(path, &options))
             .collect::<Result<Vec<_>, _>>()?;
         let readers = ReadPool::spawn(connections)?;
-        let writer = Writer::spawn(conn, options.max_batch, default_pages)?;
+        let writer = Writer::spawn(conn, path, options.max_batch, default_pages)?;
         Ok(Self {
             path: path.to_path_buf(),
             writer,
@@ -163,16 +163,21 @@ impl SqliteStore {
 }
 
 impl SqliteStore {
-    /// Runs `op` in its own transaction on the writer thread, after the writes queued before.
+    /// Runs `op` on the writer thread, in the next group commit (in a savepoint of its own),
+    /// after the writes queued before it; resolves once that group is on disk.
     fn exec<T, F>(&self, what: &'static str, op: F) -> BoxFuture<'static, Result<T, StoreError>>
     where
-        F: FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        let queued = self.writer.submit(WriteRequest::Exec(Box::new(move |conn| {
-            let _ = reply.send(writer::in_transaction(conn, what, op));
-        })));
+        let queued = self
+            .writer
+            .submit(WriteRequest::Exec(Box::new(writer::Exec {
+                what,
+                op,
+                reply,
+            })));
         Box::pin(async move {
             queued?;
             answer.await.map_err(|_| StoreError::Closed)?
@@ -317,16 +322,15 @@ impl Store for SqliteStore {
         key: String,
         status: KeyStatus,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
-        let (reply, answer) = oneshot::channel();
-        let queued = self.writer.submit(WriteRequest::SetKeyStatus {
-            scope,
-            key,
-            status,
-            reply,
+        let missing = format!("no idempotency key `{key}` in scope `{scope}`");
+        let set = self.exec("setting a key's status", move |conn| {
+            idempotency::set_status(conn, &scope, &key, status)
         });
         Box::pin(async move {
-            queued?;
-            answer.await.map_err(|_| StoreError::Closed)?
+            match set.await? {
+                true => Ok(()),
+                false => Err(StoreError::Storage(missing)),
+            }
         })
     }
 }

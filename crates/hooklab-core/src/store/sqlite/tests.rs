@@ -197,3 +197,42 @@ fn a_database_from_a_newer_hooklab_is_refused_by_writer_and_reader() {
         }
     }
 }
+
+#[test]
+fn every_answer_waits_for_a_sync_and_one_sync_covers_many_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+    let rt = runtime();
+    let futures: Vec<_> = (0..300)
+        .map(|i| store.record(delivery(vec![b'x'; i])))
+        .collect();
+    for f in futures {
+        rt.block_on(f).expect("recorded");
+    }
+    let stats = store.stats();
+    assert!(stats.syncs >= 1, "answers come from the syncer: {stats:?}");
+    assert!(
+        stats.syncs <= stats.commits,
+        "never more syncs than groups: {stats:?}"
+    );
+    assert!(
+        dir.path().join("hooklab.db-wal").exists(),
+        "the WAL the syncer syncs is where it expects it"
+    );
+}
+
+#[test]
+fn a_failing_operation_fails_alone_and_the_deliveries_around_it_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+    let rt = runtime();
+    // Queued back to back, so they usually share one group; the outcome must hold either way.
+    let before = store.record(delivery(b"before".to_vec()));
+    let missing = store.set_key_status("stripe".into(), "evt_none".into(), KeyStatus::Completed);
+    let after = store.record(delivery(b"after".to_vec()));
+    rt.block_on(before).expect("the delivery before commits");
+    let err = rt.block_on(missing).unwrap_err();
+    assert!(err.to_string().contains("evt_none"), "{err}");
+    rt.block_on(after).expect("the delivery after commits");
+    assert_eq!(count(&store, &rt), 2);
+}
