@@ -1,5 +1,6 @@
 //! The events bus: what the receiver announces after each commit, and what the worker announces
-//! after each attempt and each dead letter. The CLI prints one line per event; the control API
+//! after each attempt and each dead letter, and what the tunnel supervisor announces when the
+//! tunnel's state or public URL changes. The CLI prints one line per event; the control API
 //! will stream them (SSE) to the UI.
 //!
 //! Events travel on a `tokio::sync::broadcast` channel: a slow subscriber lags (and is told how
@@ -29,6 +30,8 @@ pub enum Event {
     Transition(TimelineEntry),
     /// An idempotency key changed status after its job ran (`completed` or `failed`).
     KeyStatus(KeyStatusEvent),
+    /// The tunnel changed state: starting, up (with its public URL), down, reconnecting.
+    Tunnel(crate::tunnel::TunnelEvent),
 }
 
 /// A key's new status, after the worker finished its job.

@@ -21,6 +21,11 @@
 //!    forwards); [`runtime::Running::run_until`] shuts both down gracefully when the future
 //!    passed in resolves.
 //!
+//! 7. [`tunnel`]: a supervised tunnel (localhost.run, bore, ssh, cloudflared, ngrok, a custom
+//!    command) gives the receiver a public URL; its state changes go on the bus.
+//! 8. [`control`]: the control API on its own loopback port with a per-start token; no tunnel
+//!    forwards to it.
+//!
 //! [`clock`] supplies "received at"; [`error`] says why the server could not start.
 //!
 //! ```no_run
@@ -37,6 +42,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod control;
 pub mod error;
 pub mod events;
 pub mod objects;
@@ -44,6 +50,7 @@ pub mod pipeline;
 pub mod receiver;
 pub mod reconcile;
 pub mod runtime;
+pub mod tunnel;
 
 /// The axum version the receiver is built on, for services that mount [`receiver::Receiver::router`].
 pub use axum;

@@ -1,5 +1,6 @@
 //! Runtime wiring: bind, serve the receiver in a task, start the outbox worker when a source
-//! forwards, hand back a [`Running`] handle, and shut down gracefully when told to (stop
+//! forwards, the tunnel when one is configured (it forwards to the receiver's port only) and
+//! the control API on its own loopback port, hand back a [`Running`] handle, and shut down gracefully when told to (stop
 //! accepting, let in-flight requests finish, then stop the worker; each step bounded).
 //!
 //! Shutdown is passed in ([`Running::run_until`]), so the CLI passes [`shutdown_signal`] and
@@ -7,10 +8,12 @@
 
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError, ReconcileSettings};
+use crate::control::{ControlServer, ControlState};
 use crate::error::ServerError;
 use crate::events::{EVENT_BUFFER, Event};
 use crate::pipeline::{ForwardHandler, Route, Worker, WorkerOptions};
 use crate::receiver::{Receiver, TapConnection, TapListener};
+use crate::tunnel::{SupervisorOptions, TunnelHandle, TunnelSpec, TunnelStatus};
 use hooklab_core::store::Store;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -41,6 +44,10 @@ pub struct Running {
     worker: Option<WorkerTask>,
     /// Periodic upkeep (parked state-machine events past `review_after`); aborted on stop.
     maintenance: JoinHandle<()>,
+    /// The supervised tunnel, when configured; stopped (its processes killed) on shutdown.
+    tunnel: Option<TunnelHandle>,
+    /// The control API on its own loopback port, when configured.
+    control: Option<ControlServer>,
 }
 
 /// A running worker: fire (or drop) `stop`, then await `task` (it drains, bounded).
@@ -99,6 +106,38 @@ pub async fn start_with_clock(
         config.review_after,
         config.reconcile.clone(),
     ));
+    // The tunnel forwards to the receiver's port, and to nothing else.
+    let tunnel = match &config.tunnel {
+        Some(options) => {
+            let spec = TunnelSpec::from_options(options)
+                .map_err(|e| ConfigError::invalid("[tunnel]", e.to_string()))?;
+            Some(crate::tunnel::start(
+                spec,
+                addr.port(),
+                events.clone(),
+                receiver.public_url(),
+                SupervisorOptions::default(),
+            ))
+        }
+        None => None,
+    };
+    let control = match config.control_port {
+        Some(port) => {
+            let state = ControlState {
+                tunnel: tunnel.as_ref().map(TunnelHandle::watch),
+                receiver: Some(format!("http://{addr}")),
+            };
+            let server =
+                crate::control::serve(port, state)
+                    .await
+                    .map_err(|source| ServerError::Bind {
+                        addr: format!("127.0.0.1:{port} (control API)"),
+                        source,
+                    })?;
+            Some(server)
+        }
+        None => None,
+    };
     let app = receiver
         .router()
         .into_make_service_with_connect_info::<TapConnection>();
@@ -121,6 +160,8 @@ pub async fn start_with_clock(
         drain_timeout: DRAIN_TIMEOUT,
         worker,
         maintenance,
+        tunnel,
+        control,
     })
 }
 
@@ -246,6 +287,16 @@ impl Running {
         format!("http://{}", self.addr)
     }
 
+    /// The tunnel's status now, when a tunnel is configured.
+    pub fn tunnel_status(&self) -> Option<TunnelStatus> {
+        self.tunnel.as_ref().map(TunnelHandle::status)
+    }
+
+    /// The control API, when configured: its address and token.
+    pub fn control(&self) -> Option<&ControlServer> {
+        self.control.as_ref()
+    }
+
     /// Replaces [`DRAIN_TIMEOUT`].
     pub fn with_drain_timeout(mut self, timeout: Duration) -> Self {
         self.drain_timeout = timeout;
@@ -268,6 +319,8 @@ impl Running {
             drain_timeout,
             worker,
             maintenance,
+            tunnel,
+            control,
             ..
         } = self;
         let _stop_maintenance = AbortOnDrop(maintenance);
@@ -279,6 +332,13 @@ impl Running {
             Some(ended) => ended,
             None => drain(stop, server, drain_timeout).await,
         };
+        // Nothing new reaches the receiver now: close the public side, then the control API.
+        if let Some(tunnel) = tunnel {
+            tunnel.stop().await;
+        }
+        if let Some(control) = control {
+            control.shutdown().await;
+        }
         if let Some(WorkerTask { stop, task }) = worker {
             let _ = stop.send(());
             if let Err(e) = task.await {

@@ -39,6 +39,17 @@
 //! stripe_key = "env:STRIPE_SECRET_KEY"
 //! stripe_api = "http://127.0.0.1:12111"          # http:// only for now
 //! ```
+//!
+//! A tunnel exposes the receiver (never the control API, which listens on its own loopback
+//! port, `control_port`, 0 by default: a free one). See [`tunnel`] for every key.
+//!
+//! ```toml
+//! control_port = 0
+//!
+//! [tunnel]
+//! provider = "bore"
+//! bore_server = "bore.pub"
+//! ```
 
 mod forward;
 mod reconcile;
@@ -46,11 +57,13 @@ mod response;
 mod source;
 #[cfg(test)]
 mod tests;
+mod tunnel;
 
 pub use forward::{DEFAULT_CONCURRENCY, DEFAULT_FORWARD_TIMEOUT, SuccessPolicy, check_forward_url};
 pub use reconcile::{DEFAULT_OLDER_THAN, ReconcileSettings};
 pub use response::{MAX_DELAY_MS, ResponseConfig};
 pub use source::SourceConfig;
+pub use tunnel::{TunnelKind, TunnelOptions};
 
 use hooklab_core::retry::{RetrySchedule, TimeScale, parse_duration};
 use serde::Deserialize;
@@ -99,6 +112,10 @@ pub struct Config {
     pub review_after: Duration,
     /// Periodic reconciliation against the providers' APIs (`None`: off).
     pub reconcile: Option<ReconcileSettings>,
+    /// The tunnel that exposes the receiver (`None`: none; the receiver stays local).
+    pub tunnel: Option<TunnelOptions>,
+    /// The control API's port on 127.0.0.1 (0: a free one); `None`: no control API.
+    pub control_port: Option<u16>,
 }
 
 /// The default for [`Config::review_after`].
@@ -120,6 +137,8 @@ impl Default for Config {
             concurrency: DEFAULT_CONCURRENCY,
             review_after: DEFAULT_REVIEW_AFTER,
             reconcile: None,
+            tunnel: None,
+            control_port: None,
         }
     }
 }
@@ -187,6 +206,10 @@ struct RawConfig {
     review_after: Option<String>,
     #[serde(default)]
     reconcile: Option<reconcile::RawReconcile>,
+    #[serde(default)]
+    tunnel: Option<tunnel::RawTunnel>,
+    #[serde(default)]
+    control_port: Option<u16>,
 }
 
 fn default_host() -> String {
@@ -267,6 +290,8 @@ impl Config {
                 None => DEFAULT_REVIEW_AFTER,
             },
             reconcile: raw.reconcile.map(|r| r.resolve(file, env)).transpose()?,
+            tunnel: raw.tunnel.map(|t| t.resolve(file, env)).transpose()?,
+            control_port: raw.control_port,
         };
         config.validate_at(file)?;
         Ok(config)
@@ -297,6 +322,10 @@ impl Config {
             }
         }
         self.validate_forwarding(at)?;
+        if let Some(tunnel) = &self.tunnel {
+            crate::tunnel::TunnelSpec::from_options(tunnel)
+                .map_err(|e| ConfigError::invalid(at, format!("[tunnel]: {e}")))?;
+        }
         let mut seen = std::collections::HashSet::new();
         for source in &self.sources {
             source.validate(&format!("{at}: source `{}`", source.name))?;

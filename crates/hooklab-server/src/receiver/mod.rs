@@ -16,6 +16,7 @@ mod tap;
 mod url;
 
 pub use tap::{TapConnection, TapListener, TapStream};
+pub use url::PublicUrl;
 
 use crate::clock::Clock;
 use crate::config::{Config, SourceConfig};
@@ -46,8 +47,9 @@ struct Inner {
     clock: Clock,
     /// Bodies above this many bytes are refused (413) and recorded without their body.
     body_limit: u64,
-    /// The URL senders call, for URL-signed providers; `None` rebuilds it from `Host`.
-    public_url: Option<String>,
+    /// The URL senders call, for URL-signed providers (configured, or the tunnel's, which the
+    /// tunnel supervisor updates); none: rebuilt from `Host`.
+    public_url: PublicUrl,
     /// Our own address, for requests without a `Host` header (HTTP/1.0).
     local_addr: Option<SocketAddr>,
     /// The worker's wake-up, poked after a commit that wrote an outbox job.
@@ -121,7 +123,7 @@ impl Receiver {
             events,
             clock,
             body_limit: config.body_limit,
-            public_url: config.public_url.clone(),
+            public_url: PublicUrl::new(config.public_url.as_deref()),
             local_addr: None,
             jobs: None,
             machine_queue,
@@ -158,6 +160,11 @@ impl Receiver {
             })
             .collect();
         Self(Arc::new(inner))
+    }
+
+    /// The shared public URL: the tunnel supervisor sets the tunnel's URL through it.
+    pub fn public_url(&self) -> PublicUrl {
+        self.0.public_url.clone()
     }
 
     /// With the address the receiver listens on (used when a request has no `Host`).
