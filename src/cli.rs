@@ -48,6 +48,24 @@ pub(crate) enum Command {
     Reconcile(ReconcileArgs),
     /// List the supported providers with their headers, algorithm and tolerance.
     Providers(ProvidersArgs),
+    /// The tunnel of a running `hooklab listen`: status and public URL.
+    #[command(subcommand)]
+    Tunnel(TunnelCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TunnelCommand {
+    /// Ask the running `hooklab listen` (found beside its database) about its tunnel.
+    Status(TunnelStatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TunnelStatusArgs {
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// The status as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -80,7 +98,7 @@ pub(crate) struct DbArg {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  hooklab listen --source stripe=stripe:whsec_...\n  hooklab listen --source gh=github:env:GITHUB_WEBHOOK_SECRET --port 9000 --json\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks \\\n      --retry-schedule stripe --time-scale 4320   # Stripe's 3 days of retries in a minute\n  hooklab listen --config hooklab.toml"
+    after_help = "Examples:\n  hooklab listen --source stripe=stripe:whsec_...\n  hooklab listen --source gh=github:env:GITHUB_WEBHOOK_SECRET --port 9000 --json\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks \\\n      --retry-schedule stripe --time-scale 4320   # Stripe's 3 days of retries in a minute\n  hooklab listen --config hooklab.toml\n  hooklab listen --source pay=stripe:whsec_... --tunnel              # localhost.run, HTTPS\n  hooklab listen --source pay=stripe:whsec_... --tunnel bore         # bore.pub, plain HTTP\n  hooklab listen --source pay=stripe:whsec_... --tunnel ssh --ssh me@my.host --ssh-remote-port 8080"
 )]
 pub(crate) struct ListenArgs {
     /// A TOML config file with sources, secrets and responses (flags override it).
@@ -138,6 +156,65 @@ pub(crate) struct ListenArgs {
     pub(crate) json: bool,
     #[command(flatten, next_help_heading = "Reconciliation")]
     pub(crate) reconcile_apis: ApiArgs,
+    #[command(flatten, next_help_heading = "Tunnel")]
+    pub(crate) tunnel: TunnelArgs,
+}
+
+/// `listen`'s tunnel flags; they fill the same settings as `[tunnel]` in the config.
+#[derive(Debug, Args)]
+pub(crate) struct TunnelArgs {
+    /// Expose the receiver (only the receiver) through a tunnel: localhost.run (the default,
+    /// HTTPS, no account), bore (plain HTTP), ssh, cloudflared, ngrok or custom.
+    #[arg(long, value_name = "PROVIDER", num_args = 0..=1, default_missing_value = "localhost.run")]
+    pub(crate) tunnel: Option<hooklab_server::config::TunnelKind>,
+    /// bore: the server [default: bore.pub].
+    #[arg(long, value_name = "HOST")]
+    pub(crate) bore_server: Option<String>,
+    /// bore: the server's secret, when it needs one.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "BORE_SECRET",
+        hide_env_values = true
+    )]
+    pub(crate) bore_secret: Option<String>,
+    /// ssh: the host to forward from; localhost.run: replaces nokey@localhost.run.
+    #[arg(long, value_name = "USER@HOST[:PORT]")]
+    pub(crate) ssh: Option<String>,
+    /// ssh: the port to open on the host; it must be reachable from the internet (sshd's
+    /// GatewayPorts) [default: 0, the host picks one]
+    #[arg(long, value_name = "N")]
+    pub(crate) ssh_remote_port: Option<u16>,
+    /// ssh, localhost.run: the private key to log in with.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ssh_identity: Option<PathBuf>,
+    /// ssh, localhost.run: an ssh option (`ssh -o KEY=VALUE`). Repeatable.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub(crate) ssh_option: Vec<String>,
+    /// The executable of cloudflared, ngrok or ssh [default: found on PATH].
+    #[arg(long, value_name = "PATH")]
+    pub(crate) tunnel_binary: Option<PathBuf>,
+    /// ngrok: your authtoken (passed in ngrok's environment, never on its command line).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "NGROK_AUTHTOKEN",
+        hide_env_values = true
+    )]
+    pub(crate) ngrok_authtoken: Option<String>,
+    /// custom: the command line (run with sh -c), `{port}` standing for the receiver's port.
+    #[arg(long, value_name = "COMMAND")]
+    pub(crate) tunnel_command: Option<String>,
+    /// custom: a regex finding the public URL in the command's output (its first group, or
+    /// the whole match) [default: the first http(s) URL]
+    #[arg(long, value_name = "REGEX")]
+    pub(crate) tunnel_url_regex: Option<String>,
+    /// How long the tunnel may take to give a URL before it is restarted [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) tunnel_start_timeout: Option<std::time::Duration>,
+    /// The control API's port on 127.0.0.1 (never exposed by the tunnel) [default: 0, a free one]
+    #[arg(long, value_name = "N")]
+    pub(crate) control_port: Option<u16>,
 }
 
 #[derive(Debug, Args)]

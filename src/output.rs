@@ -1,12 +1,15 @@
 //! How the CLI prints things: text for people, JSON for machines. Secrets never reach here.
-//! Attempts and dead letters have their own file, `pipeline`.
+//! Attempts and dead letters have their own file, `pipeline`; the tunnel has `tunnel`.
 
 mod pipeline;
+mod tunnel;
 
 pub(crate) use pipeline::{
     attempt_event_json, attempt_event_line, attempt_json, attempts_text, dead_letter_event_line,
     dead_letter_json, dead_letter_text, dead_letters_table, transition_json, transition_line,
 };
+
+pub(crate) use tunnel::{tunnel_event_json, tunnel_event_text, tunnel_status_text};
 
 use hooklab_core::provider::{ProviderInfo, Tolerance};
 use hooklab_core::store::{Delivery, DeliverySummary, IdempotencyRecord};

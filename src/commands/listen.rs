@@ -1,15 +1,19 @@
 //! `hooklab listen`: run the receiver (and, with a forward target, the worker that forwards to
-//! the developer's app); print one line per recorded delivery, per attempt, per dead letter.
+//! the developer's app; with `--tunnel`, the supervised tunnel); print one line per recorded
+//! delivery, per attempt, per dead letter, per tunnel change. The control API's discovery file
+//! (`<db>.control.json`) lets `hooklab tunnel status` find this instance; it is removed on exit.
 
 use super::db_path;
-use crate::cli::ListenArgs;
+use crate::cli::{ListenArgs, TunnelArgs};
 use crate::output;
 use anyhow::Context as _;
 use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_core::verdict::Status;
-use hooklab_server::config::{Config, SourceConfig};
+use hooklab_server::config::{Config, SourceConfig, TunnelOptions};
+use hooklab_server::control::discovery::{self, Discovery};
 use hooklab_server::events::{DeliveryEvent, Event};
 use hooklab_server::runtime;
+use hooklab_server::tunnel::{TunnelEvent, TunnelStatus};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -62,6 +66,7 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.concurrency {
         config.concurrency = usize::from(n);
     }
+    apply_tunnel_args(&mut config, &args.tunnel)?;
     for spec in &args.sources {
         let source = SourceConfig::parse_cli(spec)?;
         config.sources.retain(|s| s.name != source.name);
@@ -103,10 +108,36 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
     let forward_to = config.forward_to.clone();
     let running = runtime::start(config, store.clone()).await?;
     let base = running.url();
+    // Subscribed before anything is printed: the tunnel's changes from now on reach the
+    // printer, and its state so far is printed from the snapshot taken just after.
+    let events = running.subscribe();
+    let tunnel = running.tunnel_status();
+    let discovery_path = discovery::path_beside(&db);
+    let discovery = running.control().map(|control| Discovery {
+        pid: std::process::id(),
+        url: control.url(),
+        token: control.token().clone(),
+        receiver: base.clone(),
+    });
+    if let Some(d) = &discovery {
+        if let Err(e) = d.write(&discovery_path) {
+            eprintln!(
+                "warning: cannot write {} ({e}); `hooklab tunnel status` will not find this instance",
+                discovery_path.display()
+            );
+        }
+    }
+    let control_url = discovery.as_ref().map(|d| d.url.clone());
     if json {
         println!(
             "{}",
-            serde_json::json!({ "ready": { "receiver": base, "db": db, "forward_to": forward_to } })
+            serde_json::json!({ "ready": {
+                "receiver": base,
+                "db": db,
+                "forward_to": forward_to,
+                "control": control_url,
+                "tunnel": tunnel.as_ref().map(|t| t.provider.clone()),
+            } })
         );
     } else {
         println!("Hooklab is listening on {base}");
@@ -126,11 +157,20 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
                 println!("  {:<14} forwarded to {forward}", "");
             }
         }
+        if let Some(url) = &control_url {
+            println!(
+                "Control API on {url} (this machine only, never through the tunnel; its token is in {}).",
+                discovery_path.display()
+            );
+        }
         println!("Recording to {}. Press Ctrl-C to stop.", db.display());
     }
-    let events = running.subscribe();
-    let printer = tokio::spawn(print_deliveries(events, json));
-    running.run_until(runtime::shutdown_signal()).await?;
+    let printer = tokio::spawn(print_deliveries(events, json, tunnel));
+    let served = running.run_until(runtime::shutdown_signal()).await;
+    if let Some(d) = &discovery {
+        d.remove(&discovery_path);
+    }
+    served?;
     // The bus closes with the server; the printer then flushes what it holds and ends.
     if tokio::time::timeout(Duration::from_secs(2), printer)
         .await
@@ -150,11 +190,34 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
 
 /// Prints one line per delivery. Lines are buffered and flushed whenever no further delivery
 /// is waiting, so a burst costs one write, and a lone delivery still shows at once.
-async fn print_deliveries(mut events: broadcast::Receiver<Event>, json: bool) {
+async fn print_deliveries(
+    mut events: broadcast::Receiver<Event>,
+    json: bool,
+    tunnel: Option<TunnelStatus>,
+) {
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout());
+    let plain_http = tunnel.as_ref().is_some_and(|t| t.plain_http);
+    // The last tunnel change printed: the snapshot and the bus may both carry it.
+    let mut last_tunnel: Option<TunnelEvent> = None;
+    if let Some(status) = tunnel {
+        let snapshot = TunnelEvent {
+            provider: status.provider,
+            state: status.state,
+            previous_url: None,
+        };
+        let _ = write_tunnel(&mut out, &snapshot, json, plain_http);
+        let _ = out.flush();
+        last_tunnel = Some(snapshot);
+    }
     let mut next = events.recv().await;
     loop {
         match next {
+            Ok(Event::Tunnel(t)) => {
+                if last_tunnel.as_ref() != Some(&t) {
+                    let _ = write_tunnel(&mut out, &t, json, plain_http);
+                    last_tunnel = Some(t);
+                }
+            }
             Ok(Event::Delivery(d)) => {
                 let _ = if json {
                     writeln!(out, "{}", output::summary_json(&d.delivery))
@@ -211,6 +274,65 @@ async fn print_deliveries(mut events: broadcast::Receiver<Event>, json: bool) {
         };
     }
     let _ = out.flush();
+}
+
+fn write_tunnel(
+    out: &mut impl Write,
+    t: &TunnelEvent,
+    json: bool,
+    plain_http: bool,
+) -> std::io::Result<()> {
+    if json {
+        writeln!(out, "{}", output::tunnel_event_json(t))
+    } else {
+        write!(out, "{}", output::tunnel_event_text(t, plain_http))
+    }
+}
+
+/// `--tunnel` and its flags over `[tunnel]`; the control API always runs (loopback, token).
+fn apply_tunnel_args(config: &mut Config, args: &TunnelArgs) -> anyhow::Result<()> {
+    let flags = TunnelOptions {
+        provider: args.tunnel,
+        bore_server: args.bore_server.clone(),
+        bore_secret: args
+            .bore_secret
+            .clone()
+            .map(hooklab_core::secret::Secret::new),
+        ssh: args.ssh.clone(),
+        remote_port: args.ssh_remote_port,
+        identity: args.ssh_identity.clone(),
+        ssh_options: args.ssh_option.clone(),
+        binary: args.tunnel_binary.clone(),
+        ngrok_authtoken: args
+            .ngrok_authtoken
+            .clone()
+            .map(hooklab_core::secret::Secret::new),
+        command: args.tunnel_command.clone(),
+        url_regex: args.tunnel_url_regex.clone(),
+        start_timeout: args.tunnel_start_timeout,
+    };
+    // Secrets may come from the environment (BORE_SECRET, NGROK_AUTHTOKEN) without a tunnel.
+    let settings_without_tunnel = args.bore_server.is_some()
+        || args.ssh.is_some()
+        || args.ssh_remote_port.is_some()
+        || args.ssh_identity.is_some()
+        || !args.ssh_option.is_empty()
+        || args.tunnel_binary.is_some()
+        || args.tunnel_command.is_some()
+        || args.tunnel_url_regex.is_some()
+        || args.tunnel_start_timeout.is_some();
+    match config.tunnel.take() {
+        Some(file) => config.tunnel = Some(file.overlay(flags)),
+        None if args.tunnel.is_some() => config.tunnel = Some(flags),
+        None if settings_without_tunnel => anyhow::bail!(
+            "tunnel settings were given without a tunnel: add --tunnel PROVIDER (or [tunnel] \
+             in the config)"
+        ),
+        None => {}
+    }
+    config.control_port = Some(args.control_port.or(config.control_port).unwrap_or(0));
+    config.validate()?;
+    Ok(())
 }
 
 fn write_text(out: &mut impl Write, d: &DeliveryEvent) -> std::io::Result<()> {

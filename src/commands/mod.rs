@@ -7,9 +7,12 @@ mod objects;
 mod providers;
 pub(crate) mod reconcile;
 mod sign;
+mod tunnel;
 mod verify;
 
-use crate::cli::{BodyArgs, Cli, Command, DbArg, DlqCommand, EventsCommand, GenericArgs};
+use crate::cli::{
+    BodyArgs, Cli, Command, DbArg, DlqCommand, EventsCommand, GenericArgs, TunnelCommand,
+};
 use anyhow::{Context as _, bail};
 use hooklab_core::provider::{Digest, Encoding, GenericHmacOptions, ProviderOptions, TokenOptions};
 use std::io::Read as _;
@@ -32,6 +35,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Timeline(args) => objects::timeline(args),
         Command::Reconcile(args) => reconcile::run(args),
         Command::Providers(args) => providers::run(args),
+        Command::Tunnel(TunnelCommand::Status(args)) => tunnel::status(args),
     }
 }
 
