@@ -26,7 +26,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Receive webhooks: record every request byte-exact with its signature verdict.
-    Listen(ListenArgs),
+    Listen(Box<ListenArgs>),
     /// Check a captured request's signature offline, with a diagnosis when it fails.
     Verify(VerifyArgs),
     /// Print the headers a provider would send for a body (to test your own verifier).

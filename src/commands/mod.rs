@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Listen(args) => listen::run(args),
+        Command::Listen(args) => listen::run(*args),
         Command::Verify(args) => verify::run(args),
         Command::Sign(args) => sign::run(args),
         Command::Events(EventsCommand::List(args)) => events::list(args),
