@@ -201,3 +201,66 @@ fn the_cli_flag_splits_on_the_first_equals_then_the_first_colon() {
     let e = parse("a b=stripe:whsec_zzz").unwrap_err().to_string();
     assert!(!e.contains("whsec_zzz"), "{e}");
 }
+
+#[test]
+fn the_tunnel_table_is_read_with_secrets_from_the_environment() {
+    let c = parse(
+        r#"
+control_port = 9100
+
+[tunnel]
+provider = "ngrok"
+ngrok_authtoken = "env:STRIPE_SECRET"
+binary = "/opt/ngrok"
+start_timeout = "45s"
+ssh_options = ["ServerAliveInterval=30"]
+"#,
+    )
+    .unwrap();
+    assert_eq!(c.control_port, Some(9100));
+    let t = c.tunnel.as_ref().expect("[tunnel]");
+    assert_eq!(t.kind(), TunnelKind::Ngrok);
+    assert_eq!(
+        t.ngrok_authtoken.as_ref().map(|s| s.expose()),
+        Some("whsec_from_env")
+    );
+    assert_eq!(t.start_timeout, Some(std::time::Duration::from_secs(45)));
+    assert!(!format!("{c:?}").contains("from_env"), "Debug redacts it");
+
+    let c = parse("[tunnel]\n").unwrap();
+    assert_eq!(
+        c.tunnel.unwrap().kind(),
+        TunnelKind::LocalhostRun,
+        "an empty [tunnel] is localhost.run"
+    );
+    let c = parse("[tunnel]\nprovider = \"lhr\"\n").unwrap();
+    assert_eq!(c.tunnel.unwrap().kind(), TunnelKind::LocalhostRun);
+
+    assert!(err("[tunnel]\nprovider = \"teleport\"\n").contains("unknown variant"));
+    assert!(err("[tunnel]\nprovder = \"bore\"\n").contains("unknown field"));
+    assert!(err("[tunnel]\nprovider = \"ssh\"\n").contains("--ssh USER@HOST"));
+    assert!(err("[tunnel]\nprovider = \"custom\"\ncommand = \"x\"\n").contains("{port}"));
+    let e = err("[tunnel]\nprovider = \"bore\"\nbore_secret = \"env:NOPE\"\n");
+    assert!(e.contains("NOPE"), "{e}");
+}
+
+#[test]
+fn cli_tunnel_flags_override_the_file() {
+    let file = TunnelOptions {
+        provider: Some(TunnelKind::Ssh),
+        ssh: Some("me@a.example".into()),
+        remote_port: Some(8080),
+        ssh_options: vec!["A=1".into()],
+        ..TunnelOptions::default()
+    };
+    let flags = TunnelOptions {
+        ssh: Some("me@b.example".into()),
+        ssh_options: vec!["B=2".into()],
+        ..TunnelOptions::default()
+    };
+    let t = file.overlay(flags);
+    assert_eq!(t.kind(), TunnelKind::Ssh, "kept from the file");
+    assert_eq!(t.ssh.as_deref(), Some("me@b.example"), "the flag wins");
+    assert_eq!(t.remote_port, Some(8080));
+    assert_eq!(t.ssh_options, ["A=1", "B=2"], "options add up");
+}
