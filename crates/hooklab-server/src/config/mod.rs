@@ -325,6 +325,22 @@ impl Config {
         if let Some(tunnel) = &self.tunnel {
             crate::tunnel::TunnelSpec::from_options(tunnel)
                 .map_err(|e| ConfigError::invalid(at, format!("[tunnel]: {e}")))?;
+            // Tunnels connect to 127.0.0.1:PORT.
+            let host = self.host.trim_matches(['[', ']']);
+            let reachable = host == "localhost"
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_unspecified() || ip == std::net::Ipv4Addr::LOCALHOST);
+            if !reachable {
+                return Err(ConfigError::invalid(
+                    at,
+                    format!(
+                        "a tunnel connects to 127.0.0.1, but `host` is {}; use 127.0.0.1 (the \
+                         default) with a tunnel",
+                        self.host
+                    ),
+                ));
+            }
         }
         let mut seen = std::collections::HashSet::new();
         for source in &self.sources {

@@ -240,6 +240,12 @@ ssh_options = ["ServerAliveInterval=30"]
     assert!(err("[tunnel]\nprovder = \"bore\"\n").contains("unknown field"));
     assert!(err("[tunnel]\nprovider = \"ssh\"\n").contains("--ssh USER@HOST"));
     assert!(err("[tunnel]\nprovider = \"custom\"\ncommand = \"x\"\n").contains("{port}"));
+    let e = err("host = \"::1\"\n[tunnel]\n");
+    assert!(
+        e.contains("127.0.0.1"),
+        "the tunnel could not reach the receiver: {e}"
+    );
+    assert!(parse("host = \"0.0.0.0\"\n[tunnel]\n").is_ok());
     let e = err("[tunnel]\nprovider = \"bore\"\nbore_secret = \"env:NOPE\"\n");
     assert!(e.contains("NOPE"), "{e}");
 }
