@@ -43,7 +43,10 @@ pub(crate) fn spawn(spec: &ProcessSpec, port: u16) -> Result<Session, String> {
         ),
         _ => format!("cannot start `{program}`: {e}"),
     })?;
-    let group = ProcessGroup(child.id());
+    let group = ProcessGroup {
+        id: child.id(),
+        retired: Arc::default(),
+    };
     let (lines_tx, mut lines) = mpsc::channel::<String>(256);
     if let Some(out) = child.stdout.take() {
         tokio::spawn(read_lines(out, lines_tx.clone()));
@@ -55,7 +58,7 @@ pub(crate) fn spawn(spec: &ProcessSpec, port: u16) -> Result<Session, String> {
     let (updates_tx, updates) = mpsc::channel(16);
     let parser = spec.parser.clone();
     let recent_for_task = Arc::clone(&recent);
-    let group_for_task = group.clone_id();
+    let group_for_task = group.share();
     let task = tokio::spawn(async move {
         // Held open for the child's lifetime (localhost.run ends the session on EOF).
         let _stdin = child.stdin.take();
@@ -95,8 +98,10 @@ pub(crate) fn spawn(spec: &ProcessSpec, port: u16) -> Result<Session, String> {
                 () = &mut drain => break,
             }
         }
-        // The leader is gone; its helpers go with it.
+        // The leader is gone; its helpers go with it. Then the group id is retired: once
+        // reaped, the leader's pid may be reused, and must not be signalled again.
         group_for_task.kill();
+        group_for_task.retire();
         let status = match status {
             Ok(s) => s.to_string(),
             Err(e) => format!("could not be waited for: {e}"),
@@ -160,13 +165,27 @@ pub(crate) fn last_lines(recent: &Mutex<VecDeque<String>>) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join(" | "))
 }
 
-/// A child's process group (its id is the leader's pid); killed with SIGKILL on drop.
+/// A child's process group (its id is the leader's pid); killed with SIGKILL on drop, until
+/// retired.
 #[derive(Debug)]
-pub(crate) struct ProcessGroup(Option<u32>);
+pub(crate) struct ProcessGroup {
+    id: Option<u32>,
+    /// Set once the leader was reaped and the group killed: signal it no more.
+    retired: Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl ProcessGroup {
-    fn clone_id(&self) -> Self {
-        Self(self.0)
+    /// Another handle on the same group (retiring one retires both).
+    fn share(&self) -> Self {
+        Self {
+            id: self.id,
+            retired: Arc::clone(&self.retired),
+        }
+    }
+
+    fn retire(&self) {
+        self.retired
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Asks every process of the group to stop (SIGTERM).
@@ -183,7 +202,10 @@ impl ProcessGroup {
     fn signal(&self, kill: bool) {
         use nix::sys::signal::{Signal, killpg};
         use nix::unistd::Pid;
-        let Some(id) = self.0.and_then(|id| i32::try_from(id).ok()) else {
+        if self.retired.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let Some(id) = self.id.and_then(|id| i32::try_from(id).ok()) else {
             return;
         };
         let signal = if kill {
