@@ -165,7 +165,8 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
         }
         println!("Recording to {}. Press Ctrl-C to stop.", db.display());
     }
-    let printer = tokio::spawn(print_deliveries(events, json, tunnel));
+    let names: Vec<String> = sources.iter().map(|(name, ..)| name.clone()).collect();
+    let printer = tokio::spawn(print_deliveries(events, json, tunnel, names));
     let served = running.run_until(runtime::shutdown_signal()).await;
     if let Some(d) = &discovery {
         d.remove(&discovery_path);
@@ -194,6 +195,7 @@ async fn print_deliveries(
     mut events: broadcast::Receiver<Event>,
     json: bool,
     tunnel: Option<TunnelStatus>,
+    sources: Vec<String>,
 ) {
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout());
     let plain_http = tunnel.as_ref().is_some_and(|t| t.plain_http);
@@ -205,7 +207,7 @@ async fn print_deliveries(
             state: status.state,
             previous_url: None,
         };
-        let _ = write_tunnel(&mut out, &snapshot, json, plain_http);
+        let _ = write_tunnel(&mut out, &snapshot, json, plain_http, &sources);
         let _ = out.flush();
         last_tunnel = Some(snapshot);
     }
@@ -214,7 +216,7 @@ async fn print_deliveries(
         match next {
             Ok(Event::Tunnel(t)) => {
                 if last_tunnel.as_ref() != Some(&t) {
-                    let _ = write_tunnel(&mut out, &t, json, plain_http);
+                    let _ = write_tunnel(&mut out, &t, json, plain_http, &sources);
                     last_tunnel = Some(t);
                 }
             }
@@ -281,11 +283,12 @@ fn write_tunnel(
     t: &TunnelEvent,
     json: bool,
     plain_http: bool,
+    sources: &[String],
 ) -> std::io::Result<()> {
     if json {
         writeln!(out, "{}", output::tunnel_event_json(t))
     } else {
-        write!(out, "{}", output::tunnel_event_text(t, plain_http))
+        write!(out, "{}", output::tunnel_event_text(t, plain_http, sources))
     }
 }
 

@@ -15,8 +15,9 @@ pub(crate) fn tunnel_event_json(e: &TunnelEvent) -> Value {
     json!({ "tunnel": inner })
 }
 
-/// One or more lines for people; `plain_http` adds the note that bore and ssh are not HTTPS.
-pub(crate) fn tunnel_event_text(e: &TunnelEvent, plain_http: bool) -> String {
+/// One or more lines for people; `plain_http` adds the note that bore and ssh are not HTTPS;
+/// on `up`, each source's public endpoint (what to paste in the gateway's dashboard).
+pub(crate) fn tunnel_event_text(e: &TunnelEvent, plain_http: bool, sources: &[String]) -> String {
     let mut out = String::new();
     match &e.state {
         TunnelState::Starting => {
@@ -37,6 +38,9 @@ pub(crate) fn tunnel_event_text(e: &TunnelEvent, plain_http: bool) -> String {
                 );
             }
             let _ = writeln!(out, "Public URL ({}{note}): {url}", e.provider);
+            for name in sources {
+                let _ = writeln!(out, "  {name:<14} → {}/{name}", url.trim_end_matches('/'));
+            }
         }
         TunnelState::Down { reason } => {
             let _ = writeln!(out, "Tunnel down ({}): {reason}", e.provider);
@@ -86,4 +90,50 @@ pub(crate) fn tunnel_status_text(s: &TunnelStatus) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn up(url: &str, previous: Option<&str>) -> TunnelEvent {
+        TunnelEvent {
+            provider: "bore".into(),
+            state: TunnelState::Up { url: url.into() },
+            previous_url: previous.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn up_lines_give_each_source_its_public_endpoint_and_say_plain_http() {
+        let text = tunnel_event_text(&up("http://bore.pub:4242", None), true, &["stripe".into()]);
+        assert!(text.contains("plain HTTP"), "{text}");
+        assert!(
+            text.contains("stripe         → http://bore.pub:4242/stripe"),
+            "{text}"
+        );
+        assert!(!text.contains("WARNING"), "{text}");
+    }
+
+    #[test]
+    fn a_changed_url_is_a_warning_in_text_and_json() {
+        let e = up("https://b.lhr.life", Some("https://a.lhr.life"));
+        let text = tunnel_event_text(&e, false, &[]);
+        assert!(
+            text.starts_with(
+                "WARNING: the public URL changed from https://a.lhr.life to https://b.lhr.life"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("gateway's dashboard"), "{text}");
+        let json = tunnel_event_json(&e);
+        assert_eq!(json["tunnel"]["status"], "up");
+        assert_eq!(json["tunnel"]["previous_url"], "https://a.lhr.life");
+        assert!(
+            json["tunnel"]["warning"]
+                .as_str()
+                .unwrap()
+                .contains("gateway")
+        );
+    }
 }
