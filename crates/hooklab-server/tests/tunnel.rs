@@ -354,3 +354,123 @@ async fn a_missing_binary_is_reported_and_retried() {
     assert_eq!(next_tunnel(&mut events).await.state.name(), "reconnecting");
     handle.stop().await;
 }
+
+/// The whole runtime with a bore tunnel whose server is not there yet (a bore server on
+/// 127.0.0.2, a loopback address of its own, so it does not clash with the one other tests
+/// run on 127.0.0.1:7835): down and reconnecting on the bus, then up when the server appears,
+/// and a Square delivery through the tunnel verifies against the tunnel's URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bore_server_that_appears_late_brings_the_tunnel_up_and_url_signatures_follow_it() {
+    use hooklab_core::provider::{self, ProviderId, SignInput};
+    use hooklab_core::store::sqlite::SqliteStore;
+    use hooklab_core::verdict::Status;
+    use hooklab_server::config::{Config, SourceConfig};
+    use std::net::{IpAddr, Ipv4Addr};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    const KEY: &str = "Ibxx_5AKakO-3qeNVR61Dw";
+    let server_ip = Ipv4Addr::new(127, 0, 0, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open(&dir.path().join("h.db")).unwrap());
+    let mut config = Config {
+        port: 0,
+        ..Config::default()
+    };
+    config.sources.push(SourceConfig::new(
+        "square",
+        ProviderId::Square,
+        vec![Secret::new(KEY)],
+    ));
+    config.tunnel = Some(TunnelOptions {
+        provider: Some(TunnelKind::Bore),
+        bore_server: Some(server_ip.to_string()),
+        ..TunnelOptions::default()
+    });
+    let running = hooklab_server::runtime::start(config, store).await.unwrap();
+    let mut events = running.subscribe();
+
+    let down = until(&mut events, "down").await;
+    let TunnelState::Down { reason } = &down.state else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains("cannot open a bore tunnel at 127.0.0.2"),
+        "{reason}"
+    );
+    until(&mut events, "reconnecting").await;
+
+    let mut server = bore_cli::server::Server::new(1024..=65535, None);
+    server.set_bind_addr(IpAddr::V4(server_ip));
+    server.set_bind_tunnels(IpAddr::V4(server_ip));
+    let bore = tokio::spawn(server.listen());
+
+    let up = until(&mut events, "up").await;
+    let TunnelState::Up { url } = &up.state else {
+        unreachable!()
+    };
+    assert!(url.starts_with("http://127.0.0.2:"), "{url}");
+    assert_eq!(running.tunnel_status().unwrap().state, up.state);
+
+    // Square signs the URL it calls: the tunnel's. The Host header names something else, so
+    // only the tunnel's URL can make the signature verify.
+    let body = br#"{"event_id":"e-tunnel","type":"payment.updated"}"#;
+    let signed_url = format!("{url}/square/n?k=1");
+    let now = hooklab_core::clock::UnixMillis(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64,
+    );
+    let mut input = SignInput::new(body, now);
+    input.url = Some(&signed_url);
+    let headers = provider::sign(
+        ProviderId::Square,
+        &Default::default(),
+        &Secret::new(KEY),
+        &input,
+    )
+    .unwrap()
+    .headers_as_pairs();
+    let mut request =
+        b"POST /square/n?k=1 HTTP/1.1\r\nHost: edge.invalid\r\nConnection: close\r\n".to_vec();
+    for (name, value) in &headers {
+        request.extend_from_slice(format!("{name}: ").as_bytes());
+        request.extend_from_slice(value);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+    request.extend_from_slice(body);
+    let public = url.trim_start_matches("http://");
+    let mut conn = tokio::net::TcpStream::connect(public).await.unwrap();
+    conn.write_all(&request).await.unwrap();
+    let mut answer = Vec::new();
+    conn.read_to_end(&mut answer).await.unwrap();
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+
+    let delivery = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Ok(Event::Delivery(d)) = events.recv().await {
+                return d;
+            }
+        }
+    })
+    .await
+    .expect("the delivery is announced on the bus");
+    assert_eq!(
+        delivery.delivery.verdict,
+        Status::Valid,
+        "verified against {signed_url}: {}",
+        delivery.verdict_summary
+    );
+
+    running.shutdown().await.unwrap();
+    assert_eq!(
+        until(&mut events, "stopped").await.state,
+        TunnelState::Stopped
+    );
+    bore.abort();
+}
