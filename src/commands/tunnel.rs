@@ -6,7 +6,7 @@ use crate::cli::TunnelStatusArgs;
 use crate::output;
 use anyhow::Context as _;
 use hooklab_server::control::{client, discovery};
-use hooklab_server::tunnel::TunnelStatus;
+use hooklab_server::tunnel::{TunnelState, TunnelStatus};
 use std::process::ExitCode;
 
 /// Exit status 0 when the tunnel is up, 1 otherwise (down, reconnecting, off, no instance).
@@ -43,8 +43,9 @@ pub(crate) fn status(args: TunnelStatusArgs) -> anyhow::Result<ExitCode> {
     if !args.json {
         print!("{}", output::tunnel_status_text(&status));
     }
-    Ok(match status.state.name() {
-        "up" => ExitCode::SUCCESS,
-        _ => ExitCode::from(1),
+    Ok(if matches!(status.state, TunnelState::Up { .. }) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
 }
