@@ -1,7 +1,8 @@
 //! Runtime wiring: bind, serve the receiver in a task, start the outbox worker when a source
 //! forwards, the tunnel when one is configured (it forwards to the receiver's port only) and
-//! the control API on its own loopback port, hand back a [`Running`] handle, and shut down gracefully when told to (stop
-//! accepting, let in-flight requests finish, then stop the worker; each step bounded).
+//! the control API on its own loopback port, hand back a [`Running`] handle, and shut down
+//! gracefully when told to (stop accepting, let in-flight requests finish, then stop the
+//! tunnel, the control API and the worker; each step bounded).
 //!
 //! Shutdown is passed in ([`Running::run_until`]), so the CLI passes [`shutdown_signal`] and
 //! tests pass whatever future they like.
@@ -86,26 +87,7 @@ pub async fn start_with_clock(
     let (events, _) = broadcast::channel(EVENT_BUFFER);
     let mut receiver = Receiver::new(&config, Arc::clone(&store), events.clone(), clock.clone())?
         .with_local_addr(addr);
-    let store_for_maintenance = Arc::clone(&store);
-    let clock_for_worker = clock.clone();
-    let worker = match worker(&config, store, clock_for_worker, &events)? {
-        Some(worker) => {
-            receiver = receiver.with_job_waker(worker.waker());
-            let (stop, stopped) = oneshot::channel::<()>();
-            let task = tokio::spawn(worker.run(async move {
-                let _ = stopped.await;
-            }));
-            Some(WorkerTask { stop, task })
-        }
-        None => None,
-    };
-    let maintenance = tokio::spawn(maintain(
-        Arc::clone(&store_for_maintenance),
-        clock.clone(),
-        events.clone(),
-        config.review_after,
-        config.reconcile.clone(),
-    ));
+    // Started before the tasks below: on a later error, dropping these stops them.
     // The tunnel forwards to the receiver's port, and to nothing else.
     let tunnel = match &config.tunnel {
         Some(options) => {
@@ -138,6 +120,26 @@ pub async fn start_with_clock(
         }
         None => None,
     };
+    let store_for_maintenance = Arc::clone(&store);
+    let clock_for_worker = clock.clone();
+    let worker = match worker(&config, store, clock_for_worker, &events)? {
+        Some(worker) => {
+            receiver = receiver.with_job_waker(worker.waker());
+            let (stop, stopped) = oneshot::channel::<()>();
+            let task = tokio::spawn(worker.run(async move {
+                let _ = stopped.await;
+            }));
+            Some(WorkerTask { stop, task })
+        }
+        None => None,
+    };
+    let maintenance = tokio::spawn(maintain(
+        Arc::clone(&store_for_maintenance),
+        clock.clone(),
+        events.clone(),
+        config.review_after,
+        config.reconcile.clone(),
+    ));
     let app = receiver
         .router()
         .into_make_service_with_connect_info::<TapConnection>();
