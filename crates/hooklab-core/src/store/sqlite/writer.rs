@@ -1,14 +1,14 @@
 //! The single writer, its group commit, and the syncer that makes each group durable.
 //!
 //! One `std::thread` owns the write connection. Callers queue a request with a oneshot reply;
-//! the writer blocks for the first request, drains whatever else is already queued (up to
-//! `max_batch`), runs them all in ONE transaction and commits. The commit writes the group's
-//! pages to the WAL but does not wait for the disk (`synchronous=NORMAL`): the writer hands the
-//! group's answers to the **syncer** thread and starts on the next group at once. The syncer
-//! `fdatasync`s the WAL file, which makes every group committed before the call durable, and
-//! only then answers their callers. So an acknowledged delivery is always on disk, exactly as
-//! with `synchronous=FULL`, but the fsync of one group overlaps the inserts of the next, and one
-//! fsync covers every group that committed while the previous one ran (group commit twice over).
+//! the writer writes each request into the open transaction as it arrives. Commits do not wait
+//! for the disk (`synchronous=NORMAL`): a committed group goes to the **syncer** thread, which
+//! `fdatasync`s the WAL file — making every group committed before the call durable — and only
+//! then answers its callers. While the syncer syncs one group, the writer keeps writing the next
+//! one and commits it the moment the syncer is free (or the group is full). So an acknowledged
+//! delivery is always on disk, exactly as with `synchronous=FULL`, each fsync covers everything
+//! that arrived while the previous one ran, and the inserts of one group overlap the fsync of
+//! the one before.
 //!
 //! Nothing read from the database leaves the store before it is durable either: a lease, a
 //! redrive or an object update is answered by the syncer too, after the fsync that covers it.
@@ -93,6 +93,10 @@ pub(super) enum WriteRequest {
     Exec(Op),
     /// Change a setting of the write connection, between groups.
     Control(Control),
+    /// From the syncer: the groups it was given are durable and answered.
+    Synced,
+    /// From `close`: commit what was queued before, then stop.
+    Close,
 }
 
 /// Settings of the write connection that can change while the store runs.
@@ -157,6 +161,7 @@ impl Writer {
             wal: wal_path(path),
             file: None,
             counters: Arc::clone(&counters),
+            writer: tx.clone(),
         };
         let syncer = std::thread::Builder::new()
             .name("hooklab-sqlite-sync".into())
@@ -168,12 +173,14 @@ impl Writer {
             default_pages,
             counters: Arc::clone(&counters),
             syncer: to_syncer,
+            group: OpenGroup::default(),
+            syncing: false,
         };
         let thread = std::thread::Builder::new()
             .name("hooklab-sqlite-writer".into())
             .spawn(move || {
                 worker.run(rx);
-                // The writer dropped its sender: the syncer answers what is left, then ends.
+                // The writer dropped the syncer's queue: it answers what is left, then ends.
                 let _ = syncer.join();
             })
             .map_err(|e| StoreError::Storage(format!("starting the writer thread: {e}")))?;
@@ -207,12 +214,15 @@ impl Writer {
     /// Stops taking requests, waits until everything queued is committed, synced and answered
     /// (or failed and answered), and joins the threads. Blocks; idempotent.
     pub(super) fn close(&self) -> Result<(), StoreError> {
-        drop(
-            self.queue
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(),
-        );
+        let queue = self
+            .queue
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // The syncer holds a sender too, so the queue never disconnects by itself.
+        if let Some(queue) = queue {
+            let _ = queue.send(WriteRequest::Close);
+        }
         let thread = self
             .thread
             .lock()
@@ -224,6 +234,12 @@ impl Writer {
                 .map_err(|_| StoreError::Storage("the writer thread panicked".into())),
             None => Ok(()),
         }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let _ = self.close();
     }
 }
 
@@ -268,10 +284,17 @@ impl Pending {
 /// A committed group on its way to the syncer.
 type Group = Vec<Pending>;
 
-/// One queued request taken into the current group.
-enum Taken {
-    Record(Box<NewDelivery>, Reply<Recorded>),
-    Exec(Op),
+/// The group being written: its transaction is open while the previous group syncs.
+#[derive(Default)]
+struct OpenGroup {
+    /// Answers, in queue order.
+    pending: Group,
+    /// Deliveries in it.
+    rows: u64,
+    /// Why the group will fail, once something in it failed; nothing more runs in it.
+    failure: Option<String>,
+    /// Whether `BEGIN` was issued (and succeeded or failed).
+    begun: bool,
 }
 
 /// The writer thread's state.
@@ -282,81 +305,139 @@ struct WriterLoop {
     default_pages: u32,
     counters: Arc<Counters>,
     syncer: Sender<Group>,
+    group: OpenGroup,
+    /// A committed group is being synced: the open group keeps growing until it is done.
+    syncing: bool,
 }
 
 impl WriterLoop {
-    /// Runs until every sender is gone and the queue is empty.
+    /// Runs until told to close (or every sender is gone), then commits what is left and lets
+    /// the syncer answer it.
+    ///
+    /// The rhythm: requests are written into the open transaction as they arrive; the group is
+    /// committed as soon as the syncer is free (or the group is full), so each fsync covers
+    /// everything that arrived while the previous one ran, and the inserts of one group overlap
+    /// the fsync of the one before.
     fn run(mut self, rx: Receiver<WriteRequest>) {
-        let mut batch: Vec<Taken> = Vec::with_capacity(self.max_batch);
         while let Ok(first) = rx.recv() {
-            let mut control = None;
             let mut next = Some(first);
+            let mut control = None;
+            let mut closing = false;
             while let Some(request) = next.take() {
                 match request {
-                    WriteRequest::Record { delivery, reply } => {
-                        batch.push(Taken::Record(delivery, reply));
-                    }
-                    WriteRequest::Exec(op) => batch.push(Taken::Exec(op)),
+                    WriteRequest::Record { delivery, reply } => self.add_record(&delivery, reply),
+                    WriteRequest::Exec(op) => self.add_op(op),
+                    WriteRequest::Synced => self.syncing = false,
                     WriteRequest::Control(c) => {
                         // Between groups: what was queued before it is committed first.
                         control = Some(c);
                         break;
                     }
+                    WriteRequest::Close => {
+                        closing = true;
+                        break;
+                    }
                 }
-                if batch.len() < self.max_batch {
+                if self.group.pending.len() < self.max_batch {
                     next = rx.try_recv().ok();
                 }
             }
-            if !batch.is_empty() {
-                self.commit(&mut batch);
+            let full = self.group.pending.len() >= self.max_batch;
+            if !self.syncing || full || control.is_some() || closing {
+                self.commit();
             }
             if let Some(control) = control {
                 self.apply(control);
             }
+            if closing {
+                break;
+            }
+        }
+        self.commit();
+        // Dropping `self` drops the syncer's queue: it answers what is left, then ends.
+    }
+
+    /// Starts the transaction for a new group if needed; false once the group has failed.
+    fn ready(&mut self) -> bool {
+        if !self.group.begun {
+            self.group.begun = true;
+            if self.counters.poisoned.load(Ordering::Acquire) {
+                self.group.failure = Some(poisoned().to_string());
+            } else if let Err(e) = begin(&self.conn) {
+                self.group.failure = Some(e.to_string());
+            }
+        }
+        self.group.failure.is_none()
+    }
+
+    fn add_record(&mut self, delivery: &NewDelivery, reply: Reply<Recorded>) {
+        self.group.rows += 1;
+        if !self.ready() {
+            self.group.pending.push(Pending::NotRecorded(reply));
+            return;
+        }
+        match record(&self.conn, delivery) {
+            Ok(recorded) => self.group.pending.push(Pending::Recorded(reply, recorded)),
+            Err(e) => {
+                self.group.failure = Some(e.to_string());
+                self.group.pending.push(Pending::NotRecorded(reply));
+            }
         }
     }
 
-    /// Runs the group in one transaction and hands its answers to the syncer.
-    fn commit(&mut self, batch: &mut Vec<Taken>) {
-        if self.counters.poisoned.load(Ordering::Acquire) {
-            let e = poisoned();
-            for taken in batch.drain(..) {
-                match taken {
-                    Taken::Record(_, reply) => {
-                        let _ = reply.send(Err(e.clone()));
-                    }
-                    Taken::Exec(op) => op.fail(e.clone()),
-                }
+    fn add_op(&mut self, op: Op) {
+        if !self.ready() {
+            // Never run against a transaction that is being abandoned.
+            self.group.pending.push(Pending::NotRun(op));
+            return;
+        }
+        self.group.pending.push(Pending::Ran(op.run(&self.conn)));
+        if self.conn.is_autocommit() {
+            // Some errors (a full disk) make SQLite roll the whole transaction back: nothing
+            // before this point will be committed, so the group fails.
+            self.group.failure = Some("SQLite rolled the transaction back".into());
+        }
+    }
+
+    /// Commits the open group (if any) and hands its answers to the syncer; a failed group is
+    /// rolled back and answered with its error at once.
+    fn commit(&mut self) {
+        let group = std::mem::take(&mut self.group);
+        if group.pending.is_empty() {
+            return;
+        }
+        let failure = match group.failure {
+            Some(e) => Some(e),
+            None => self
+                .conn
+                .execute_batch("COMMIT")
+                .err()
+                .map(|e| e.to_string()),
+        };
+        if let Some(e) = failure {
+            if !self.conn.is_autocommit() {
+                let _ = self.conn.execute_batch("ROLLBACK");
+            }
+            self.counters.failed_batches.fetch_add(1, Ordering::AcqRel);
+            tracing::error!(error = %e, requests = group.pending.len(), "group commit failed");
+            let e = StoreError::Storage(format!(
+                "recording a group of {} deliveries and operations: {e}",
+                group.pending.len()
+            ));
+            for pending in group.pending {
+                pending.deliver(Some(&e));
             }
             return;
         }
-        let rows = batch
-            .iter()
-            .filter(|t| matches!(t, Taken::Record(..)))
-            .count() as u64;
-        match write_group(&mut self.conn, batch) {
-            Ok(group) => {
-                let c = &self.counters;
-                c.commits.fetch_add(1, Ordering::AcqRel);
-                c.rows.fetch_add(rows, Ordering::AcqRel);
-                c.largest_batch.fetch_max(rows, Ordering::AcqRel);
-                if let Err(mpsc::SendError(group)) = self.syncer.send(group) {
-                    let e = StoreError::Storage("the sync thread stopped".into());
-                    for pending in group {
-                        pending.deliver(Some(&e));
-                    }
-                }
-            }
-            Err((e, group)) => {
-                self.counters.failed_batches.fetch_add(1, Ordering::AcqRel);
-                tracing::error!(error = %e, requests = group.len(), "group commit failed");
-                let e = StoreError::Storage(format!(
-                    "recording a group of {} deliveries and operations: {e}",
-                    group.len()
-                ));
-                for pending in group {
-                    pending.deliver(Some(&e));
-                }
+        let c = &self.counters;
+        c.commits.fetch_add(1, Ordering::AcqRel);
+        c.rows.fetch_add(group.rows, Ordering::AcqRel);
+        c.largest_batch.fetch_max(group.rows, Ordering::AcqRel);
+        self.syncing = true;
+        if let Err(mpsc::SendError(pending)) = self.syncer.send(group.pending) {
+            let e = StoreError::Storage("the sync thread stopped".into());
+            for p in pending {
+                p.deliver(Some(&e));
             }
         }
     }
@@ -377,59 +458,6 @@ fn poisoned() -> StoreError {
          disk; restart Hooklab (and check the disk)"
             .into(),
     )
-}
-
-/// Runs the group in one immediate transaction — each delivery claiming its idempotency key
-/// right after its insert, each operation in a savepoint — and commits it. On failure, why,
-/// and every answer (to be failed).
-fn write_group(conn: &mut Connection, batch: &mut Vec<Taken>) -> Result<Group, (String, Group)> {
-    let mut group: Group = Vec::with_capacity(batch.len());
-    let mut failure = begin(conn).err().map(|e| e.to_string());
-    for taken in batch.drain(..) {
-        match taken {
-            Taken::Record(delivery, reply) => {
-                if failure.is_some() {
-                    group.push(Pending::NotRecorded(reply));
-                    continue;
-                }
-                match record(conn, &delivery) {
-                    Ok(recorded) => group.push(Pending::Recorded(reply, recorded)),
-                    Err(e) => {
-                        failure = Some(e.to_string());
-                        group.push(Pending::NotRecorded(reply));
-                    }
-                }
-            }
-            Taken::Exec(op) => {
-                if failure.is_some() {
-                    // Never run against a transaction that is being abandoned.
-                    group.push(Pending::NotRun(op));
-                    continue;
-                }
-                group.push(Pending::Ran(op.run(conn)));
-                if conn.is_autocommit() {
-                    // Some errors (a full disk) make SQLite roll the whole transaction back:
-                    // nothing before this point will be committed, so the group fails.
-                    failure = Some("SQLite rolled the transaction back".into());
-                }
-            }
-        }
-    }
-    if let Some(e) = failure {
-        if !conn.is_autocommit() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-        return Err((e, group));
-    }
-    match conn.execute_batch("COMMIT") {
-        Ok(()) => Ok(group),
-        Err(e) => {
-            if !conn.is_autocommit() {
-                let _ = conn.execute_batch("ROLLBACK");
-            }
-            Err((e.to_string(), group))
-        }
-    }
 }
 
 fn begin(conn: &Connection) -> rusqlite::Result<()> {
@@ -495,6 +523,8 @@ struct Syncer {
     wal: PathBuf,
     file: Option<File>,
     counters: Arc<Counters>,
+    /// Told after each sync, so it commits the group it has been growing meanwhile.
+    writer: Sender<WriteRequest>,
 }
 
 impl Syncer {
@@ -505,6 +535,8 @@ impl Syncer {
             groups.push(first);
             groups.extend(rx.try_iter());
             let failed = self.sync().err();
+            // The writer may commit its next group while these callers are being answered.
+            let _ = self.writer.send(WriteRequest::Synced);
             for pending in groups.drain(..).flatten() {
                 pending.deliver(failed.as_ref());
             }
