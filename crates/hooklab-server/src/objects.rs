@@ -7,7 +7,7 @@ use hooklab_core::clock::UnixMillis;
 use hooklab_core::machine::{Machine, ObjectState, ProviderScope, TimelineRow, builtins};
 use hooklab_core::provider::ProviderId;
 use hooklab_core::store::{
-    Delivery, ObjectChange, ObjectFilter, ObjectRecord, Store, StoreError, TimelineEntry,
+    BoxFuture, Delivery, ObjectChange, ObjectFilter, ObjectRecord, Store, StoreError, TimelineEntry,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,34 +64,55 @@ pub async fn apply_delivery(
     delivery: &Delivery,
     now: UnixMillis,
 ) -> Result<Vec<ObjectChange>, StoreError> {
+    queue_delivery(store, machines, delivery, now).await
+}
+
+/// [`apply_delivery`], with the object updates queued on the store **now**: the returned future
+/// only waits for them. The store applies updates in the order they were queued, each reading
+/// the object as the updates before it left it, so a caller may queue the next delivery's
+/// updates before this one's are done (the receiver's machine task does, to keep up).
+pub fn queue_delivery(
+    store: &dyn Store,
+    machines: &Machines,
+    delivery: &Delivery,
+    now: UnixMillis,
+) -> BoxFuture<'static, Result<Vec<ObjectChange>, StoreError>> {
     let Some(provider) = delivery.record.provider else {
-        return Ok(Vec::new());
+        return Box::pin(async { Ok(Vec::new()) });
     };
     let Ok(body) = serde_json::from_slice::<serde_json::Value>(&delivery.record.body) else {
-        return Ok(Vec::new());
+        return Box::pin(async { Ok(Vec::new()) });
     };
-    let mut changes = Vec::new();
-    for machine in machines.all().iter().filter(|m| m.applies_to(provider)) {
+    let mut queued = Vec::new();
+    for (index, machine) in machines.all().iter().enumerate() {
+        if !machine.applies_to(provider) {
+            continue;
+        }
         let Some(event) = machine.event_from_body(&body) else {
             continue;
         };
         let event = event.delivered(delivery.id.to_string(), delivery.record.received_at);
         let object_id = event.object_id.clone();
         let target = object_id.clone();
-        let m = machine.clone();
+        // The update runs on the store's thread: it takes the shared list, not a deep copy.
+        let all = machines.clone();
         let update = Box::new(move |record: Option<ObjectRecord>| {
-            let mut state = restore(&m, &object_id, record);
-            let rows = state.apply(&m, event, now);
+            let m = &all.all()[index];
+            let mut state = restore(m, &object_id, record);
+            let rows = state.apply(m, event, now);
             Some(change(&state, rows, now))
         });
-        if let Some(c) = store
-            .update_object(machine.name().to_string(), target, update)
-            .await?
-        {
-            changes.push(c);
-        }
+        queued.push(store.update_object(machine.name().to_string(), target, update));
     }
-    Ok(changes)
+    Box::pin(async move {
+        let mut changes = Vec::new();
+        for update in queued {
+            if let Some(c) = update.await? {
+                changes.push(c);
+            }
+        }
+        Ok(changes)
+    })
 }
 
 /// Moves parked events waiting `timeout` or longer to review (`requires_review`).

@@ -448,13 +448,16 @@ pub trait Store: Send + Sync + 'static {
         now: UnixMillis,
     ) -> BoxFuture<'_, Result<u64, StoreError>>;
 
-    /// Updates one object with `update`, in one write transaction; returns what was written.
+    /// Updates one object with `update`, atomically; returns what was written. The update is
+    /// queued when this is called and updates run in the order they were queued, each seeing
+    /// the object as the ones before left it; the returned future only waits for the outcome
+    /// (hence `'static`), so a caller may queue several before awaiting any.
     fn update_object(
         &self,
         machine: String,
         object_id: String,
         update: ObjectUpdate,
-    ) -> BoxFuture<'_, Result<Option<ObjectChange>, StoreError>>;
+    ) -> BoxFuture<'static, Result<Option<ObjectChange>, StoreError>>;
 
     /// Objects matching `filter`, most recently updated first.
     fn objects(&self, filter: ObjectFilter)

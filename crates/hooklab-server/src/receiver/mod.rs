@@ -196,6 +196,8 @@ impl std::fmt::Debug for Receiver {
 
 /// How many committed deliveries may wait for the state machines.
 const MACHINE_QUEUE: usize = 10_000;
+/// How many deliveries' object updates may be queued on the store at once.
+const MACHINES_IN_FLIGHT: usize = 1_024;
 
 /// Starts the task that applies state machines to committed deliveries, in order. `None`
 /// outside a tokio runtime (then no machine runs on this receiver's own deliveries).
@@ -210,16 +212,27 @@ fn machine_queue(
     let clock = clock.clone();
     let machines = crate::objects::Machines::default();
     let events = events.clone();
+    // Updates are queued on the store as deliveries come in and awaited by a second task, in
+    // order, so many deliveries' updates share one group commit instead of one each.
+    let (waiting, mut done) = tokio::sync::mpsc::channel::<(
+        hooklab_core::store::DeliveryId,
+        hooklab_core::store::BoxFuture<'static, Result<Vec<_>, hooklab_core::store::StoreError>>,
+    )>(MACHINES_IN_FLIGHT);
     runtime.spawn(async move {
         while let Some(delivery) = rx.recv().await {
-            let now = clock.now();
-            match crate::objects::apply_delivery(store.as_ref(), &machines, &delivery, now).await {
+            let queued =
+                crate::objects::queue_delivery(store.as_ref(), &machines, &delivery, clock.now());
+            if waiting.send((delivery.id, queued)).await.is_err() {
+                break;
+            }
+        }
+    });
+    runtime.spawn(async move {
+        while let Some((delivery, queued)) = done.recv().await {
+            match queued.await {
                 Ok(changes) => crate::objects::announce(&events, changes),
                 Err(e) => {
-                    tracing::warn!(
-                        delivery = delivery.id,
-                        "could not apply state machines: {e}"
-                    );
+                    tracing::warn!(delivery, "could not apply state machines: {e}");
                 }
             }
         }

@@ -273,7 +273,7 @@ impl Store for Unadvanced {
         machine: String,
         object_id: String,
         update: ObjectUpdate,
-    ) -> BoxFuture<'_, Result<Option<ObjectChange>, StoreError>> {
+    ) -> BoxFuture<'static, Result<Option<ObjectChange>, StoreError>> {
         unadvanced!(self.update_object(machine, object_id, update))
     }
     fn objects(&self, f: ObjectFilter) -> BoxFuture<'_, Result<Vec<ObjectRecord>, StoreError>> {

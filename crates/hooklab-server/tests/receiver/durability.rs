@@ -98,7 +98,7 @@ impl Store for Gated {
         machine: String,
         object_id: String,
         update: ObjectUpdate,
-    ) -> BoxFuture<'_, Result<Option<ObjectChange>, StoreError>> {
+    ) -> BoxFuture<'static, Result<Option<ObjectChange>, StoreError>> {
         self.inner.update_object(machine, object_id, update)
     }
     fn objects(

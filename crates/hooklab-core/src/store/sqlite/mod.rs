@@ -298,7 +298,7 @@ impl Store for SqliteStore {
         machine: String,
         object_id: String,
         update: ObjectUpdate,
-    ) -> BoxFuture<'_, Result<Option<ObjectChange>, StoreError>> {
+    ) -> BoxFuture<'static, Result<Option<ObjectChange>, StoreError>> {
         self.exec("updating an object", move |tx| {
             objects::update(tx, &machine, &object_id, update)
         })
