@@ -474,3 +474,40 @@ async fn a_bore_server_that_appears_late_brings_the_tunnel_up_and_url_signatures
     );
     bore.abort();
 }
+
+#[tokio::test]
+async fn a_secret_the_tool_echoes_never_reaches_the_down_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = script(
+        dir.path(),
+        "ngrok",
+        r#"
+echo "{\"lvl\":\"eror\",\"msg\":\"authentication failed: token $NGROK_AUTHTOKEN is invalid\"}"
+exit 1
+"#,
+    );
+    let options = TunnelOptions {
+        provider: Some(TunnelKind::Ngrok),
+        binary: Some(bin),
+        ngrok_authtoken: Some(Secret::new("2tok_SECRET_VALUE")),
+        ..TunnelOptions::default()
+    };
+    let (bus, mut events) = broadcast::channel(64);
+    let handle = tunnel::start(
+        TunnelSpec::from_options(&options).unwrap(),
+        1,
+        bus,
+        PublicUrl::new(None),
+        quick(),
+    );
+    let down = until(&mut events, "down").await;
+    let TunnelState::Down { reason } = &down.state else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains("authentication failed: token *** is invalid"),
+        "{reason}"
+    );
+    assert!(!reason.contains("SECRET_VALUE"), "{reason}");
+    handle.stop().await;
+}

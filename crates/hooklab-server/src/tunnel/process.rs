@@ -57,6 +57,14 @@ pub(crate) fn spawn(spec: &ProcessSpec, port: u16) -> Result<Session, String> {
     let recent = Arc::new(Mutex::new(VecDeque::new()));
     let (updates_tx, updates) = mpsc::channel(16);
     let parser = spec.parser.clone();
+    // What the child prints is logged, kept for `down` reasons and printed: never a secret
+    // we handed it (an authtoken echoed in an error message).
+    let secrets: Vec<String> = spec
+        .env
+        .iter()
+        .map(|(_, secret)| secret.expose().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     let recent_for_task = Arc::clone(&recent);
     let group_for_task = group.share();
     let task = tokio::spawn(async move {
@@ -64,6 +72,9 @@ pub(crate) fn spawn(spec: &ProcessSpec, port: u16) -> Result<Session, String> {
         let _stdin = child.stdin.take();
         let mut last_url = None;
         let mut scan = |line: String| -> Option<String> {
+            let line = secrets
+                .iter()
+                .fold(line, |line, secret| line.replace(secret.as_str(), "***"));
             tracing::debug!(target: "hooklab::tunnel", "{program}: {line}");
             remember(&recent_for_task, &line);
             let url = parser.scan(&line)?;
