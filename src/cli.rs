@@ -51,6 +51,17 @@ pub(crate) enum Command {
     /// The tunnel of a running `hooklab listen`: status and public URL.
     #[command(subcommand)]
     Tunnel(TunnelCommand),
+    /// Open the UI of a running `hooklab listen` in a browser (or print its address).
+    Ui(UiArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UiArgs {
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// Print the address (it holds this run's access token) instead of opening a browser.
+    #[arg(long)]
+    pub(crate) print: bool,
 }
 
 #[derive(Debug, Subcommand)]

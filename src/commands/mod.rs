@@ -8,6 +8,7 @@ mod providers;
 pub(crate) mod reconcile;
 mod sign;
 mod tunnel;
+mod ui;
 mod verify;
 
 use crate::cli::{
@@ -36,6 +37,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reconcile(args) => reconcile::run(args),
         Command::Providers(args) => providers::run(args),
         Command::Tunnel(TunnelCommand::Status(args)) => tunnel::status(args),
+        Command::Ui(args) => ui::open(args),
     }
 }
 

@@ -108,6 +108,11 @@ pub async fn start_with_clock(
             let state = ControlState {
                 tunnel: tunnel.as_ref().map(TunnelHandle::watch),
                 receiver: Some(format!("http://{addr}")),
+                data: Some(crate::control::api::DataState {
+                    store: Arc::clone(&store),
+                    events: events.clone(),
+                }),
+                ui_dir: crate::control::ui_dir(),
             };
             let server =
                 crate::control::serve(port, state)

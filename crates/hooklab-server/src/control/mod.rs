@@ -14,9 +14,11 @@
 //! "off"}`). Errors are `{"code": …, "message": …}`. [`discovery`] is the file that tells the
 //! CLI where the API is; [`client`] is the CLI's side.
 
+pub mod api;
 pub mod client;
 pub mod discovery;
 mod guard;
+mod ui;
 
 use crate::tunnel::TunnelStatus;
 use axum::Router;
@@ -68,6 +70,23 @@ pub struct ControlState {
     pub tunnel: Option<watch::Receiver<TunnelStatus>>,
     /// The receiver's local base URL.
     pub receiver: Option<String>,
+    /// The store and events bus behind the data endpoints (`None`: only health and tunnel).
+    pub data: Option<api::DataState>,
+    /// The built UI (`ui/dist`) to serve at `/`, when there is one.
+    pub ui_dir: Option<std::path::PathBuf>,
+}
+
+/// Where the built UI is: `HOOKLAB_UI_DIR`, else `ui/dist` of the source tree this binary was
+/// built from (a development checkout), when it holds an `index.html`.
+pub fn ui_dir() -> Option<std::path::PathBuf> {
+    let candidates = [
+        std::env::var_os("HOOKLAB_UI_DIR").map(std::path::PathBuf::from),
+        Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/dist")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|dir| dir.join("index.html").is_file())
 }
 
 /// The control API, listening. Dropping it stops it.
@@ -152,9 +171,30 @@ fn router(shared: Arc<Shared>) -> Router {
 
 /// Every request: the guard first (host, origin, token), then the route.
 async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    // The UI's own files carry no data and cannot present a token (a browser navigating to
+    // the page sends none): they are served to loopback hosts and origins only, without one.
+    // Every `/api/` route needs the token.
+    if !req.uri().path().starts_with("/api/") {
+        if let Err(refusal) = guard::check_origin(&req, shared.port) {
+            return refusal.into_response();
+        }
+        return ui::serve(shared.state.ui_dir.as_deref(), req.uri().path()).await;
+    }
     if let Err(refusal) = guard::check(&req, &shared.token, shared.port) {
         return refusal.into_response();
     }
+    if let Some(data) = &shared.state.data {
+        let req = match api::route(data, req).await {
+            Ok(response) => return response,
+            Err(req) => req,
+        };
+        return basic(&shared, &req);
+    }
+    basic(&shared, &req)
+}
+
+/// Health and tunnel: what works without a store.
+fn basic(shared: &Shared, req: &Request) -> Response {
     if req.method() != Method::GET {
         return error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -206,3 +246,6 @@ pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod api_tests;

@@ -1,0 +1,546 @@
+//! The control API's data endpoints: everything the UI shows and does, read from and written
+//! through the same [`Store`] and events bus the receiver uses (one core: nothing here
+//! re-implements the pipeline). Every route runs behind the guard in `mod.rs`.
+//!
+//! - `GET /api/events?limit&before&source&verdict` — deliveries, newest first, with the id to
+//!   page on (`next_before`).
+//! - `GET /api/events/{id}` — one delivery, whole: headers in arrival order, the body (base64,
+//!   and as text when it is UTF-8), the verdict with its diagnosis, metadata, attempts.
+//! - `GET /api/events/{id}/raw` — the exact body bytes (`application/octet-stream`, never
+//!   rendered by a browser).
+//! - `GET /api/keys?status&duplicates&limit` — idempotency keys.
+//! - `GET /api/objects?state&machine&limit`, `GET /api/objects/{id}/timeline`.
+//! - `GET /api/dlq?source&limit`; `POST /api/dlq/redrive` and `POST /api/dlq/discard` with
+//!   `{"jobs": [ids]}` or `{"all": true}`.
+//! - `GET /api/stream` — the events bus as Server-Sent Events, batched: at most one message
+//!   every [`BATCH_EVERY`], each a JSON array, so a flood of deliveries never floods the UI.
+
+use crate::events::Event;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use hooklab_core::clock::UnixMillis;
+use hooklab_core::store::{
+    DeadLetterFilter, DeliveryFilter, DeliveryId, KeyFilter, KeyStatus, ObjectFilter, Store,
+};
+use hooklab_core::verdict::Status;
+use http_body_util::BodyExt as _;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// How often the stream sends what accumulated (one message per tick at most).
+pub const BATCH_EVERY: Duration = Duration::from_millis(50);
+/// The most events one stream message carries; beyond it the UI is told how many it missed.
+const BATCH_MAX: usize = 2_000;
+/// The most rows one listing returns.
+const PAGE_MAX: u32 = 1_000;
+
+/// What the data endpoints need from the running instance.
+#[derive(Clone)]
+pub struct DataState {
+    pub store: Arc<dyn Store>,
+    pub events: broadcast::Sender<Event>,
+}
+
+impl std::fmt::Debug for DataState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataState").finish_non_exhaustive()
+    }
+}
+
+/// The response for `req` when it names a data endpoint; the request back for any other path.
+pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Request> {
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let method = req.method().clone();
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let response = match (&method, segments.as_slice()) {
+        (&Method::GET, ["api", "events"]) => list_events(data, &query).await,
+        (&Method::GET, ["api", "events", id]) => show_event(data, id).await,
+        (&Method::GET, ["api", "events", id, "raw"]) => raw_body(data, id).await,
+        (&Method::GET, ["api", "keys"]) => list_keys(data, &query).await,
+        (&Method::GET, ["api", "objects"]) => list_objects(data, &query).await,
+        (&Method::GET, ["api", "objects", id, "timeline"]) => timeline(data, id).await,
+        (&Method::GET, ["api", "dlq"]) => list_dlq(data, &query).await,
+        (&Method::POST, ["api", "dlq", action @ ("redrive" | "discard")]) => {
+            let redrive = *action == "redrive";
+            resolve_dlq(data, req, redrive).await
+        }
+        (&Method::GET, ["api", "stream"]) => stream(data),
+        (_, ["api", "events" | "keys" | "objects" | "dlq" | "stream", ..]) => Err(Problem::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "this endpoint does not take that method",
+        )),
+        _ => return Err(req),
+    };
+    Ok(response.unwrap_or_else(Problem::into_response))
+}
+
+/// An error answer: `{"code", "message"}` with a status.
+struct Problem {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl Problem {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    fn bad(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    fn not_found(what: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no such {what}"),
+        )
+    }
+
+    fn store(e: &hooklab_core::store::StoreError) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string())
+    }
+
+    fn into_response(self) -> Response {
+        super::error(self.status, self.code, &self.message)
+    }
+}
+
+type Answer = Result<Response, Problem>;
+
+fn ok(value: &impl Serialize) -> Answer {
+    Ok(super::json(StatusCode::OK, value))
+}
+
+/// `key=value&…` pairs, percent-decoded.
+fn params(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(text: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied(),
+            bytes.get(i + 2).copied(),
+        ) {
+            (b'+', _, _) => out.push(b' '),
+            (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
+                let value = hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0);
+                out.push(u8::try_from(value).unwrap_or(b'?'));
+                i += 2;
+            }
+            (b, _, _) => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, v)| k == name && !v.is_empty())
+        .map(|(_, v)| v.as_str())
+}
+
+fn number<T: std::str::FromStr>(
+    params: &[(String, String)],
+    name: &str,
+) -> Result<Option<T>, Problem> {
+    param(params, name)
+        .map(|v| {
+            v.parse()
+                .map_err(|_| Problem::bad(format!("`{name}` must be a number, not `{v}`")))
+        })
+        .transpose()
+}
+
+fn limit(params: &[(String, String)], default: u32) -> Result<u32, Problem> {
+    Ok(number::<u32>(params, "limit")?
+        .unwrap_or(default)
+        .clamp(1, PAGE_MAX))
+}
+
+fn id(text: &str) -> Result<DeliveryId, Problem> {
+    text.parse()
+        .map_err(|_| Problem::bad(format!("`{text}` is not a delivery id")))
+}
+
+#[derive(Serialize)]
+struct Page<T> {
+    items: Vec<T>,
+    /// Pass as `before` for the next (older) page; `null` on the last page.
+    next_before: Option<DeliveryId>,
+}
+
+async fn list_events(data: &DataState, query: &str) -> Answer {
+    let p = params(query);
+    let limit = limit(&p, 200)?;
+    let verdict = match param(&p, "verdict") {
+        None => None,
+        Some("valid") => Some(Status::Valid),
+        Some("invalid") => Some(Status::Invalid),
+        Some("unsigned") => Some(Status::Unsigned),
+        Some(other) => {
+            return Err(Problem::bad(format!(
+                "`verdict` is valid, invalid or unsigned, not `{other}`"
+            )));
+        }
+    };
+    let filter = DeliveryFilter {
+        limit: Some(limit),
+        source: param(&p, "source").map(str::to_string),
+        verdict,
+        before: number(&p, "before")?,
+    };
+    let items = data
+        .store
+        .list(filter)
+        .await
+        .map_err(|e| Problem::store(&e))?;
+    let next_before = (items.len() == limit as usize)
+        .then(|| items.last().map(|d| d.id))
+        .flatten();
+    ok(&Page { items, next_before })
+}
+
+/// One header as the UI shows it: the value as text (lossy) and, when it is not UTF-8, its
+/// exact bytes in base64.
+#[derive(Serialize)]
+struct HeaderView {
+    name: String,
+    value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value_base64: Option<String>,
+}
+
+/// One delivery, whole.
+#[derive(Serialize)]
+struct DeliveryView {
+    id: DeliveryId,
+    received_at: UnixMillis,
+    source: String,
+    provider: Option<String>,
+    method: String,
+    path: String,
+    query: Option<String>,
+    headers: Vec<HeaderView>,
+    /// The exact body bytes, base64.
+    body_base64: String,
+    /// The body as text, when it is UTF-8.
+    body_text: Option<String>,
+    body_size: u64,
+    body_refused: bool,
+    remote_addr: Option<String>,
+    verdict: hooklab_core::verdict::Verdict,
+    metadata: hooklab_core::metadata::Metadata,
+    response_status: u16,
+    duplicate_of: Option<DeliveryId>,
+    attempts: Vec<hooklab_core::store::Attempt>,
+}
+
+async fn show_event(data: &DataState, text: &str) -> Answer {
+    use base64::Engine as _;
+    let id = id(text)?;
+    let delivery = data
+        .store
+        .get(id)
+        .await
+        .map_err(|e| Problem::store(&e))?
+        .ok_or_else(|| Problem::not_found("delivery"))?;
+    let attempts = data
+        .store
+        .attempts(id)
+        .await
+        .map_err(|e| Problem::store(&e))?;
+    let r = delivery.record;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let view = DeliveryView {
+        id: delivery.id,
+        received_at: r.received_at,
+        source: r.source,
+        provider: r.provider.map(|p| p.as_str().to_string()),
+        method: r.method,
+        path: r.path,
+        query: r.query,
+        headers: r
+            .headers
+            .iter()
+            .map(|h| HeaderView {
+                name: h.name.clone(),
+                value: String::from_utf8_lossy(&h.value).into_owned(),
+                value_base64: h.value_str().is_none().then(|| engine.encode(&h.value)),
+            })
+            .collect(),
+        body_base64: engine.encode(&r.body),
+        body_text: String::from_utf8(r.body).ok(),
+        body_size: r.body_size,
+        body_refused: r.body_refused,
+        remote_addr: r.remote_addr,
+        verdict: r.verdict,
+        metadata: r.metadata,
+        response_status: r.response_status,
+        duplicate_of: delivery.duplicate_of,
+        attempts,
+    };
+    ok(&view)
+}
+
+async fn raw_body(data: &DataState, text: &str) -> Answer {
+    let id = id(text)?;
+    let delivery = data
+        .store
+        .get(id)
+        .await
+        .map_err(|e| Problem::store(&e))?
+        .ok_or_else(|| Problem::not_found("delivery"))?;
+    let mut response = Response::new(Body::from(delivery.record.body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&format!("attachment; filename=\"delivery-{id}.bin\""))
+            .unwrap_or_else(|_| HeaderValue::from_static("attachment")),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+async fn list_keys(data: &DataState, query: &str) -> Answer {
+    let p = params(query);
+    let status = match param(&p, "status") {
+        None => None,
+        Some("processing") => Some(KeyStatus::Processing),
+        Some("completed") => Some(KeyStatus::Completed),
+        Some("failed") => Some(KeyStatus::Failed),
+        Some(other) => {
+            return Err(Problem::bad(format!(
+                "`status` is processing, completed or failed, not `{other}`"
+            )));
+        }
+    };
+    let filter = KeyFilter {
+        limit: Some(limit(&p, 500)?),
+        scope: param(&p, "scope").map(str::to_string),
+        status,
+        duplicates_only: param(&p, "duplicates").is_some_and(|v| v == "true" || v == "1"),
+    };
+    let keys = data
+        .store
+        .keys(filter)
+        .await
+        .map_err(|e| Problem::store(&e))?;
+    ok(&keys)
+}
+
+async fn list_objects(data: &DataState, query: &str) -> Answer {
+    let p = params(query);
+    let filter = ObjectFilter {
+        limit: Some(limit(&p, 500)?),
+        machine: param(&p, "machine").map(str::to_string),
+        state: param(&p, "state").map(str::to_string),
+        updated_before: None,
+    };
+    let objects = data
+        .store
+        .objects(filter)
+        .await
+        .map_err(|e| Problem::store(&e))?;
+    ok(&objects)
+}
+
+async fn timeline(data: &DataState, object: &str) -> Answer {
+    let object = decode(object);
+    let rows = data
+        .store
+        .timeline(object.clone())
+        .await
+        .map_err(|e| Problem::store(&e))?;
+    if rows.is_empty() {
+        return Err(Problem::not_found("object"));
+    }
+    ok(&serde_json::json!({ "object": object, "transitions": rows }))
+}
+
+async fn list_dlq(data: &DataState, query: &str) -> Answer {
+    let p = params(query);
+    let filter = DeadLetterFilter {
+        limit: Some(limit(&p, 500)?),
+        source: param(&p, "source").map(str::to_string),
+        jobs: None,
+    };
+    let dead = data
+        .store
+        .dead_letters(filter)
+        .await
+        .map_err(|e| Problem::store(&e))?;
+    ok(&dead)
+}
+
+/// `{"jobs": [ids]}` or `{"all": true}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Selection {
+    #[serde(default)]
+    jobs: Option<Vec<i64>>,
+    #[serde(default)]
+    all: bool,
+}
+
+async fn resolve_dlq(data: &DataState, req: Request, redrive: bool) -> Answer {
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map_err(|_| Problem::bad("the request body could not be read"))?
+        .to_bytes();
+    let selection: Selection = serde_json::from_slice(&body).map_err(|e| {
+        Problem::bad(format!(
+            "expected {{\"jobs\": [ids]}} or {{\"all\": true}}: {e}"
+        ))
+    })?;
+    let jobs = match (selection.jobs, selection.all) {
+        (Some(jobs), false) if !jobs.is_empty() => Some(jobs),
+        (None, true) => None,
+        _ => {
+            return Err(Problem::bad(
+                "name the jobs ({\"jobs\": [ids]}) or ask for all of them ({\"all\": true})",
+            ));
+        }
+    };
+    let filter = DeadLetterFilter {
+        limit: None,
+        source: None,
+        jobs,
+    };
+    let now = UnixMillis::now();
+    let done = if redrive {
+        data.store.redrive(filter, now).await
+    } else {
+        data.store.discard(filter, now).await
+    }
+    .map_err(|e| Problem::store(&e))?;
+    let key = if redrive { "redriven" } else { "discarded" };
+    ok(&serde_json::json!({ key: done }))
+}
+
+/// The events bus as Server-Sent Events, batched every [`BATCH_EVERY`].
+fn stream(data: &DataState) -> Answer {
+    let (mut tx, body) = http_body_util::channel::Channel::<Bytes>::new(4);
+    let mut events = data.events.subscribe();
+    tokio::spawn(async move {
+        // Tell the client at once that the stream is open.
+        if tx
+            .send_data(Bytes::from_static(b": open\n\n"))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let mut tick = tokio::time::interval(BATCH_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut batch: Vec<Event> = Vec::new();
+        let mut missed: u64 = 0;
+        let mut idle_ticks = 0u32;
+        loop {
+            tokio::select! {
+                received = events.recv() => match received {
+                    Ok(event) if batch.len() < BATCH_MAX => batch.push(event),
+                    Ok(_) => missed += 1,
+                    Err(broadcast::error::RecvError::Lagged(n)) => missed += n,
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
+                _ = tick.tick() => {
+                    let message = if batch.is_empty() && missed == 0 {
+                        idle_ticks += 1;
+                        // A comment every ~15 s keeps proxies and the client's timer happy.
+                        if idle_ticks < 300 {
+                            continue;
+                        }
+                        Bytes::from_static(b": keep-alive\n\n")
+                    } else {
+                        sse_message(&std::mem::take(&mut batch), std::mem::take(&mut missed))
+                    };
+                    idle_ticks = 0;
+                    if tx.send_data(message).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let mut response = Response::new(Body::new(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// `event: batch` with `{"events": […], "missed": N}` as its data (one line: JSON never
+/// contains a raw newline).
+fn sse_message(batch: &[Event], missed: u64) -> Bytes {
+    let data = serde_json::json!({ "events": batch, "missed": missed });
+    Bytes::from(format!("event: batch\ndata: {data}\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_strings_are_decoded_and_bad_numbers_refused() {
+        let p = params("source=my%20src&verdict=valid&before=12&q=a+b&empty=");
+        assert_eq!(param(&p, "source"), Some("my src"));
+        assert_eq!(param(&p, "q"), Some("a b"));
+        assert_eq!(param(&p, "empty"), None);
+        assert_eq!(number::<i64>(&p, "before").ok().flatten(), Some(12));
+        let bad = params("before=abc");
+        assert!(number::<i64>(&bad, "before").is_err());
+        assert_eq!(decode("%zz%4"), "%zz%4");
+        assert_eq!(decode("%41%42"), "AB");
+    }
+
+    #[test]
+    fn stream_messages_are_one_sse_event_of_one_json_line() {
+        let message = sse_message(&[], 3);
+        let text = std::str::from_utf8(&message).unwrap();
+        assert!(text.starts_with("event: batch\ndata: {"));
+        assert!(text.ends_with("\n\n"));
+        assert_eq!(text.matches('\n').count(), 3, "{text}");
+        assert!(text.contains("\"missed\":3"));
+    }
+}
