@@ -9,14 +9,15 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # openssh-server and openssh-client: the tunnel tests run a throwaway sshd on 127.0.0.1 (ssh -R).
-for pkg in build-essential pkg-config libssl-dev ca-certificates curl git openssh-server openssh-client; do
+# chromium: the UI tests render the real UI in headless Chromium.
+for pkg in build-essential pkg-config libssl-dev ca-certificates curl git openssh-server openssh-client chromium; do
   have_pkg "$pkg" || need_apt+=("$pkg")
 done
 # Python with venv (an existing python3 that can make a venv, e.g. pyenv's, is kept).
 if ! { command -v python3 >/dev/null 2>&1 && python3 -c 'import venv, ensurepip' 2>/dev/null; }; then
   need_apt+=(python3 python3-venv)
 fi
-# Node.js and npm for the SDK cross-checks (and, later, the UI); keep an existing install.
+# Node.js and npm for the UI (Vite, Svelte) and the SDK cross-checks; keep an existing install.
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ "${#need_apt[@]}" -gt 0 ]; then

@@ -1,0 +1,102 @@
+// The only way the UI talks to Hooklab: the loopback control API, with the bearer token of this
+// start. The token arrives in the page's fragment (`#token=…`, never sent to a server), is kept
+// for this tab only, and is removed from the address bar.
+import type { DeliveryDetail, DeliverySummary, Page, StreamBatch } from "./types";
+
+const TOKEN_KEY = "hooklab.token";
+
+export function takeToken(): string | null {
+  const match = /(?:^#|&)token=([0-9a-fA-F]+)/.exec(location.hash);
+  if (match) {
+    sessionStorage.setItem(TOKEN_KEY, match[1]);
+    // Keep the route (`#/events/12&token=…` → `#/events/12`), drop the token.
+    const rest = location.hash.replace(match[0], "").replace(/^#?&/, "#");
+    history.replaceState(null, "", location.pathname + location.search + (rest === "#" ? "" : rest));
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class Api {
+  constructor(private readonly token: string) {}
+
+  private async call<T>(path: string, init: RequestInit = {}): Promise<T> {
+    const response = await fetch(path, {
+      ...init,
+      headers: { ...(init.headers ?? {}), Authorization: `Bearer ${this.token}` },
+    });
+    const body: unknown = await response.json().catch(() => null);
+    if (!response.ok) {
+      const problem = (body ?? {}) as { code?: string; message?: string };
+      throw new ApiError(
+        response.status,
+        problem.code ?? "error",
+        problem.message ?? `the control API answered ${response.status}`,
+      );
+    }
+    return body as T;
+  }
+
+  events(params: { before?: number | null; source?: string; verdict?: string; limit?: number }) {
+    const q = new URLSearchParams();
+    if (params.before) q.set("before", String(params.before));
+    if (params.source) q.set("source", params.source);
+    if (params.verdict) q.set("verdict", params.verdict);
+    q.set("limit", String(params.limit ?? 500));
+    return this.call<Page<DeliverySummary>>(`/api/events?${q}`);
+  }
+
+  event(id: number) {
+    return this.call<DeliveryDetail>(`/api/events/${id}`);
+  }
+
+  health() {
+    return this.call<{ status: string; version: string; receiver: string | null }>("/api/health");
+  }
+
+  /// Reads the events stream until `signal` aborts; calls `onBatch` per message. Reconnects
+  /// after a pause when the connection drops.
+  async stream(onBatch: (batch: StreamBatch) => void, onState: (open: boolean) => void, signal: AbortSignal) {
+    while (!signal.aborted) {
+      try {
+        const response = await fetch("/api/stream", {
+          headers: { Authorization: `Bearer ${this.token}` },
+          signal,
+        });
+        if (!response.ok || !response.body) throw new Error(`stream answered ${response.status}`);
+        onState(true);
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end: number;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const message = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const data = message
+              .split("\n")
+              .filter((line) => line.startsWith("data: "))
+              .map((line) => line.slice(6))
+              .join("\n");
+            if (data) onBatch(JSON.parse(data) as StreamBatch);
+          }
+        }
+      } catch {
+        if (signal.aborted) return;
+      }
+      onState(false);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
