@@ -175,6 +175,35 @@ fn the_ui_lists_deliveries_and_shows_one_with_its_body_as_text() {
         "{duplicate}"
     );
 
+    // Idempotency: the first event's key was delivered twice.
+    let keys = dump_dom(
+        &format!("{url}/#/keys&token={token}"),
+        &dir.path().join("profile-keys"),
+    );
+    let keys = &keys[keys
+        .find("aria-label=\"Idempotency keys\"")
+        .expect("the keys view")..];
+    assert!(keys.contains("evt_ui_first"), "{keys}");
+    assert!(keys.contains("2 (1 duplicate)"), "{keys}");
+
+    // The PaymentIntent's timeline: `succeeded` for an object never seen is parked.
+    let timeline = dump_dom(
+        &format!("{url}/#/objects/pi_ui_1&token={token}"),
+        &dir.path().join("profile-objects"),
+    );
+    let timeline = &timeline[timeline
+        .find("aria-label=\"Objects and timelines\"")
+        .expect("the objects view")..];
+    assert!(timeline.contains("pi_ui_1"), "{timeline}");
+    assert!(
+        timeline.contains("class=\"badge parked\""),
+        "a parked decision:\n{timeline}"
+    );
+    assert!(
+        timeline.contains("href=\"#/events/1\""),
+        "linked to its delivery:\n{timeline}"
+    );
+
     // Without the token the page loads but shows no data, and says how to get in.
     let anonymous = dump_dom(&format!("{url}/"), &dir.path().join("profile-anon"));
     assert!(

@@ -1,7 +1,16 @@
 // The only way the UI talks to Hooklab: the loopback control API, with the bearer token of this
 // start. The token arrives in the page's fragment (`#token=…`, never sent to a server), is kept
 // for this tab only, and is removed from the address bar.
-import type { DeliveryDetail, DeliverySummary, Page, StreamBatch } from "./types";
+import type {
+  DeadLetter,
+  DeliveryDetail,
+  DeliverySummary,
+  KeyRecord,
+  ObjectRecord,
+  Page,
+  StreamBatch,
+  TimelineEntry,
+} from "./types";
 
 const TOKEN_KEY = "hooklab.token";
 
@@ -57,6 +66,38 @@ export class Api {
 
   event(id: number) {
     return this.call<DeliveryDetail>(`/api/events/${id}`);
+  }
+
+  keys(params: { status?: string; duplicates?: boolean }) {
+    const q = new URLSearchParams({ limit: "1000" });
+    if (params.status) q.set("status", params.status);
+    if (params.duplicates) q.set("duplicates", "true");
+    return this.call<KeyRecord[]>(`/api/keys?${q}`);
+  }
+
+  objects(params: { state?: string }) {
+    const q = new URLSearchParams({ limit: "1000" });
+    if (params.state) q.set("state", params.state);
+    return this.call<ObjectRecord[]>(`/api/objects?${q}`);
+  }
+
+  timeline(objectId: string) {
+    return this.call<{ object: string; transitions: TimelineEntry[] }>(
+      `/api/objects/${encodeURIComponent(objectId)}/timeline`,
+    );
+  }
+
+  deadLetters() {
+    return this.call<DeadLetter[]>("/api/dlq?limit=1000");
+  }
+
+  resolveDead(action: "redrive" | "discard", jobs: number[] | "all") {
+    const body = jobs === "all" ? { all: true } : { jobs };
+    return this.call<Record<string, number>>(`/api/dlq/${action}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
   }
 
   health() {

@@ -111,3 +111,49 @@ export interface StreamBatch {
   events: BusEvent[];
   missed: number;
 }
+
+export interface KeyRecord {
+  scope: string;
+  key: string;
+  status: KeyStatus;
+  first_delivery: number;
+  deliveries: number;
+  first_seen: number;
+  last_seen: number;
+}
+
+export interface ObjectRecord {
+  machine: string;
+  object_id: string;
+  state: string | null;
+  state_time: number | null;
+  flags: string[];
+  data: string;
+  updated_at: number;
+}
+
+export interface TimelineEntry {
+  machine: string;
+  object_id: string;
+  from: string | null;
+  to: string | null;
+  delivery: number | null;
+  provider_time: number | null;
+  received_at: number | null;
+  decision: string;
+  reason: string;
+  at: number;
+}
+
+export interface DeadLetter {
+  job: number;
+  delivery: number;
+  source: string;
+  event_id: string | null;
+  event_type: string | null;
+  scope: string | null;
+  key: string | null;
+  reason: string;
+  attempts: number;
+  dead_at: number;
+}
