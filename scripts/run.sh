@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds Hooklab and runs it: `hooklab listen` with any arguments
-# given, e.g. scripts/run.sh --source stripe=stripe:whsec_...
-# Open its UI from another terminal with `target/release/hooklab ui`.
+# Installs what is missing, builds Hooklab and runs it: the desktop app when a display is
+# available, else `hooklab listen` (open its UI from another terminal with
+# `target/release/hooklab ui`). Arguments go to either, e.g.
+#   scripts/run.sh --source stripe=stripe:whsec_...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup-deps.sh
 npm --prefix ui ci --no-audit --no-fund
 npm --prefix ui run build
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  cargo build --release --bin hooklab --bin hooklab-desktop
+  exec target/release/hooklab-desktop "$@"
+fi
 cargo build --release --bin hooklab
+echo "No display: running the receiver in this terminal. Open its UI with: target/release/hooklab ui"
 exec target/release/hooklab listen "$@"

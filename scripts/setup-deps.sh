@@ -9,8 +9,11 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # openssh-server and openssh-client: the tunnel tests run a throwaway sshd on 127.0.0.1 (ssh -R).
-# chromium: the UI tests render the real UI in headless Chromium.
-for pkg in build-essential pkg-config libssl-dev ca-certificates curl git openssh-server openssh-client chromium; do
+# chromium: the UI tests render the real UI in headless Chromium. WebKitGTK (dev), librsvg:
+# the desktop app (Tauri). Xvfb and x11-utils: the desktop test opens its window on a
+# virtual display.
+for pkg in build-essential pkg-config libssl-dev ca-certificates curl git openssh-server openssh-client chromium \
+    libwebkit2gtk-4.1-dev librsvg2-dev xvfb xauth x11-utils; do
   have_pkg "$pkg" || need_apt+=("$pkg")
 done
 # Python with venv (an existing python3 that can make a venv, e.g. pyenv's, is kept).

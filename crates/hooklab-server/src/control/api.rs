@@ -44,6 +44,34 @@ const PAGE_MAX: u32 = 1_000;
 pub struct DataState {
     pub store: Arc<dyn Store>,
     pub events: broadcast::Sender<Event>,
+    /// Open `/api/stream` connections (a UI that is showing live data), for `/api/health`.
+    pub streams: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl DataState {
+    pub fn new(store: Arc<dyn Store>, events: broadcast::Sender<Event>) -> Self {
+        Self {
+            store,
+            events,
+            streams: Arc::default(),
+        }
+    }
+}
+
+/// Counts one open stream while it lives.
+struct StreamGuard(Arc<std::sync::atomic::AtomicUsize>);
+
+impl StreamGuard {
+    fn new(count: &Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 impl std::fmt::Debug for DataState {
@@ -459,7 +487,9 @@ async fn resolve_dlq(data: &DataState, req: Request, redrive: bool) -> Answer {
 fn stream(data: &DataState) -> Answer {
     let (mut tx, body) = http_body_util::channel::Channel::<Bytes>::new(4);
     let mut events = data.events.subscribe();
+    let guard = StreamGuard::new(&data.streams);
     tokio::spawn(async move {
+        let _open = guard;
         // Tell the client at once that the stream is open.
         if tx
             .send_data(Bytes::from_static(b": open\n\n"))

@@ -54,10 +54,7 @@ async fn fixture(n: u8) -> Fixture {
     }
     let (events, _) = broadcast::channel(1024);
     let state = ControlState {
-        data: Some(DataState {
-            store,
-            events: events.clone(),
-        }),
+        data: Some(DataState::new(store, events.clone())),
         ..ControlState::default()
     };
     Fixture {

@@ -210,6 +210,9 @@ fn basic(shared: &Shared, req: &Request) -> Response {
                 "version": env!("CARGO_PKG_VERSION"),
                 "pid": std::process::id(),
                 "receiver": shared.state.receiver,
+                "ui_streams": shared.state.data.as_ref().map(|d| {
+                    d.streams.load(std::sync::atomic::Ordering::Acquire)
+                }),
             }),
         ),
         "/api/tunnel" => match &shared.state.tunnel {

@@ -1,0 +1,218 @@
+//! The desktop app for real, on a virtual X display (Xvfb): it starts the receiver and the
+//! control API, opens its window (a WebKitGTK webview on the control API's UI, which must load,
+//! authenticate and open the live stream), records a signed delivery sent to it, and on
+//! SIGTERM shuts down gracefully (the delivery committed, the discovery file removed, no
+//! process left behind).
+//!
+//! Needs `Xvfb` and `xwininfo` (`apt-get install xvfb x11-utils`; scripts/setup-deps.sh does
+//! it). Missing either fails with what to install.
+
+use std::io::{BufRead, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hooklab-desktop");
+const SECRET: &str = "whsec_desktop_test";
+
+/// An Xvfb server on a free display number; killed on drop.
+struct Display {
+    child: Child,
+    name: String,
+}
+
+impl Display {
+    fn start() -> Self {
+        for n in 90..140 {
+            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+                || Path::new(&format!("/tmp/.X{n}-lock")).exists()
+            {
+                continue;
+            }
+            let name = format!(":{n}");
+            let mut child = Command::new("Xvfb")
+                .args([&name, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("`Xvfb` is not installed: `apt-get install xvfb` (scripts/setup-deps.sh does it)");
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(10) {
+                if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+                    return Self { child, name };
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("Xvfb {name} did not start");
+        }
+        panic!("no free X display number between :90 and :139");
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn window_titles(display: &str) -> String {
+    let out = Command::new("xwininfo")
+        .args(["-display", display, "-root", "-tree"])
+        .output()
+        .expect("`xwininfo` is not installed: `apt-get install x11-utils`");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `GET path` on the control API with the token; the JSON answer.
+fn get_json(addr: &str, path: &str, token: &str) -> serde_json::Value {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body).unwrap_or_default()
+}
+
+fn stripe_signature(body: &str) -> String {
+    use hmac::Mac as _;
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
+    mac.update(format!("{t}.{body}").as_bytes());
+    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+#[test]
+fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
+    let display = Display::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklab.db");
+    let config = dir.path().join("hooklab.toml");
+    std::fs::write(
+        &config,
+        format!("[[source]]\nname = \"stripe\"\nprovider = \"stripe\"\nsecret = \"{SECRET}\"\n"),
+    )
+    .unwrap();
+    let mut app = Command::new(BIN)
+        .arg("--db")
+        .arg(&db)
+        .arg("--config")
+        .arg(&config)
+        .args(["--port", "0", "--print-ready"])
+        .env("DISPLAY", &display.name)
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hooklab-desktop starts");
+    let mut lines = BufReader::new(app.stdout.take().unwrap()).lines();
+    let ready: serde_json::Value =
+        serde_json::from_str(&lines.next().expect("a ready line").unwrap()).unwrap();
+    let receiver = ready["ready"]["receiver"].as_str().unwrap().to_string();
+    let discovery = dir.path().join("hooklab.db.control.json");
+    assert!(
+        discovery.exists(),
+        "the CLI can find the app (`hooklab ui`)"
+    );
+
+    // The window appears, titled Hooklab.
+    let started = Instant::now();
+    loop {
+        if window_titles(&display.name).contains("\"Hooklab\"") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no Hooklab window:\n{}",
+            window_titles(&display.name)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The window runs the UI: WebKit loaded it from the control API, the UI read its token
+    // and opened the live stream (the API counts open streams in /api/health).
+    let found: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&discovery).unwrap()).unwrap();
+    let control = found["url"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://")
+        .to_string();
+    let token = found["token"].as_str().unwrap().to_string();
+    let started = Instant::now();
+    loop {
+        let health = get_json(&control, "/api/health", &token);
+        if health["ui_streams"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the window's UI never opened the live stream: {health}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The receiver records a signed delivery.
+    let body = r#"{"id":"evt_desktop","type":"charge.succeeded","created":1700000000}"#;
+    let addr = receiver.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /stripe HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nStripe-Signature: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        stripe_signature(body),
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+
+    // SIGTERM: a graceful exit.
+    let pid = app.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = app.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = app.kill();
+            panic!("the app did not exit within 20 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "exit status {status}");
+    assert!(!discovery.exists(), "the discovery file is removed on exit");
+    let leftover = Command::new("pgrep").args(["-P", &pid]).output().unwrap();
+    assert!(
+        leftover.stdout.is_empty(),
+        "children left: {:?}",
+        String::from_utf8_lossy(&leftover.stdout)
+    );
+
+    // The delivery is in the database, with a valid verdict.
+    let store = hooklab_core::store::sqlite::SqliteStore::open_read_only(&db).unwrap();
+    let listed = store
+        .list(&hooklab_core::store::DeliveryFilter::default())
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].event_id.as_deref(), Some("evt_desktop"));
+    assert_eq!(listed[0].verdict, hooklab_core::verdict::Status::Valid);
+}
