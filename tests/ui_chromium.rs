@@ -118,6 +118,7 @@ fn the_ui_lists_deliveries_and_shows_one_with_its_body_as_text() {
         "payment_intent.succeeded",
         "(duplicate of #1)",
         "class=\"dot on\"",
+        "No tunnel",
     ] {
         assert!(
             live.contains(needle),

@@ -10,6 +10,7 @@ import type {
   Page,
   StreamBatch,
   TimelineEntry,
+  TunnelStatus,
 } from "./types";
 
 const TOKEN_KEY = "hooklab.token";
@@ -98,6 +99,10 @@ export class Api {
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
     });
+  }
+
+  tunnel() {
+    return this.call<TunnelStatus>("/api/tunnel");
   }
 
   health() {

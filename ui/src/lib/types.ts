@@ -157,3 +157,17 @@ export interface DeadLetter {
   attempts: number;
   dead_at: number;
 }
+
+export type TunnelStatus =
+  | { status: "off" }
+  | {
+      provider: string;
+      status: "starting" | "up" | "down" | "reconnecting" | "stopped";
+      url?: string;
+      reason?: string;
+      attempt?: number;
+      delay_ms?: number;
+      public_url: string | null;
+      plain_http: boolean;
+      url_changes: number;
+    };
