@@ -17,6 +17,8 @@ echo "==> cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "==> cargo test"
 cargo test --workspace --locked
+echo "==> UI end to end (Chromium + playwright-core against hooklab listen --ui)"
+HOOKLAB_BIN="$PWD/target/debug/hooklab" npm --prefix ui run e2e
 echo "==> SDK cross-checks"
 HOOKLAB_BIN="$PWD/target/debug/hooklab" bash tests/sdk/run.sh
 echo "==> all tests passed"

@@ -169,6 +169,10 @@ pub(crate) struct ListenArgs {
     pub(crate) reconcile_apis: ApiArgs,
     #[command(flatten, next_help_heading = "Tunnel")]
     pub(crate) tunnel: TunnelArgs,
+    /// Print the address of the UI, with this run's access token (with --json: `ready.ui`).
+    /// The UI is served either way; `hooklab ui` opens it later.
+    #[arg(long)]
+    pub(crate) ui: bool,
 }
 
 /// `listen`'s tunnel flags; they fill the same settings as `[tunnel]` in the config.

@@ -4,8 +4,9 @@
 //! SIGTERM shuts down gracefully (the delivery committed, the discovery file removed, no
 //! process left behind).
 //!
-//! Needs `Xvfb` and `xwininfo` (`apt-get install xvfb x11-utils`; scripts/setup-deps.sh does
-//! it). Missing either fails with what to install.
+//! Needs `Xvfb`, `xwininfo` and ImageMagick (`apt-get install xvfb x11-utils imagemagick`;
+//! scripts/setup-deps.sh does it). Missing any fails with what to install. The screenshot of the
+//! window is left in the target folder (`CARGO_TARGET_TMPDIR/desktop-window.png`).
 
 use std::io::{BufRead, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -162,6 +163,31 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+
+    // A screenshot of the display shows real content, not a blank window: the UI's header,
+    // theme colours and text make hundreds of distinct colours; a blank window has a handful.
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("desktop-window.png");
+    let captured = Command::new("import")
+        .args(["-display", &display.name, "-window", "root"])
+        .arg(&shot)
+        .status()
+        .expect("`import` is not installed: `apt-get install imagemagick`");
+    assert!(captured.success(), "import could not capture the display");
+    let colours = Command::new("identify")
+        .args(["-format", "%k"])
+        .arg(&shot)
+        .output()
+        .expect("identify runs");
+    let colours: u32 = String::from_utf8_lossy(&colours.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    assert!(
+        colours > 50,
+        "the window looks blank ({colours} colours); see {}",
+        shot.display()
+    );
+    eprintln!("desktop screenshot: {} ({colours} colours)", shot.display());
 
     // The receiver records a signed delivery.
     let body = r#"{"id":"evt_desktop","type":"charge.succeeded","created":1700000000}"#;

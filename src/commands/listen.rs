@@ -81,11 +81,16 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(config, db, args.json))?;
+    runtime.block_on(serve(config, db, args.json, args.ui))?;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Result<()> {
+async fn serve(
+    config: Config,
+    db: std::path::PathBuf,
+    json: bool,
+    args_ui: bool,
+) -> anyhow::Result<()> {
     let store = Arc::new(
         SqliteStore::open(&db)
             .with_context(|| format!("cannot open the database {}", db.display()))?,
@@ -128,6 +133,10 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
         }
     }
     let control_url = discovery.as_ref().map(|d| d.url.clone());
+    let ui_url = discovery
+        .as_ref()
+        .filter(|_| args_ui)
+        .map(|d| format!("{}/#token={}", d.url, d.token.expose()));
     if json {
         println!(
             "{}",
@@ -137,6 +146,7 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
                 "forward_to": forward_to,
                 "control": control_url,
                 "tunnel": tunnel.as_ref().map(|t| t.provider.clone()),
+                "ui": ui_url,
             } })
         );
     } else {
@@ -162,6 +172,9 @@ async fn serve(config: Config, db: std::path::PathBuf, json: bool) -> anyhow::Re
                 "Control API on {url} (this machine only, never through the tunnel; its token is in {}).",
                 discovery_path.display()
             );
+        }
+        if let Some(url) = &ui_url {
+            println!("UI: {url}  (this run's access token is in the address: keep it private)");
         }
         println!("Recording to {}. Press Ctrl-C to stop.", db.display());
     }
