@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds Hooklab and runs it: the desktop app when a display is
-# available, else `hooklab listen` (open its UI from another terminal with
-# `target/release/hooklab ui`). Arguments go to either, e.g.
+# available, else `hooklab listen --ui`, which serves the same UI and prints its address (open
+# it in a browser on this machine, or through an SSH port forward). Arguments go to either, e.g.
 #   scripts/run.sh --source stripe=stripe:whsec_...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +13,5 @@ if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   exec target/release/hooklab-desktop "$@"
 fi
 cargo build --release --bin hooklab
-echo "No display: running the receiver in this terminal. Open its UI with: target/release/hooklab ui"
-exec target/release/hooklab listen "$@"
+echo "No display: running the receiver in this terminal; open the UI address it prints."
+exec target/release/hooklab listen --ui "$@"
