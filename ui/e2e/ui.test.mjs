@@ -62,6 +62,20 @@ test("a signed event appears live as valid; a forged one as invalid with its dia
   });
 });
 
+test("an empty database teaches: the sources' URLs and a one-click signed test event", async () => {
+  await withListener(["--source", `stripe=stripe:${SECRET}`, "--source", "gh=github:gh_secret"], async (listener, { page }) => {
+    await page.goto(listener.ui);
+    const empty = page.locator("section[aria-label='No deliveries yet']");
+    await empty.getByText(`${listener.receiver}/stripe`).waitFor();
+    await empty.getByText(`${listener.receiver}/gh`).waitFor();
+    await screenshot(page, "01b-empty-state-sources");
+    await empty.locator("tr", { hasText: "stripe" }).getByRole("button", { name: "Send a test event" }).click();
+    const row = page.locator(".viewport .row", { hasText: "payment_intent.succeeded" });
+    await row.waitFor({ timeout: 5000 });
+    assert.equal((await row.locator(".verdict").textContent()).trim(), "valid", "signed with the source's secret");
+  });
+});
+
 test("duplicates collapse onto the first delivery, on the idempotency card and view", async () => {
   await withListener(["--source", `stripe=stripe:${SECRET}`], async (listener, { page }) => {
     const body = stripeEvent("evt_e2e_dup", "payment_intent.succeeded", now(), "pi_e2e_dup");

@@ -39,5 +39,6 @@ pub mod request;
 pub mod retry;
 pub mod secret;
 pub mod store;
+pub mod templates;
 pub mod verdict;
 pub mod verify;

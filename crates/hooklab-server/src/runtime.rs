@@ -108,10 +108,10 @@ pub async fn start_with_clock(
             let state = ControlState {
                 tunnel: tunnel.as_ref().map(TunnelHandle::watch),
                 receiver: Some(format!("http://{addr}")),
-                data: Some(crate::control::api::DataState::new(
-                    Arc::clone(&store),
-                    events.clone(),
-                )),
+                data: Some(
+                    crate::control::api::DataState::new(Arc::clone(&store), events.clone())
+                        .with_receiver(config.sources.clone(), addr),
+                ),
                 ui_dir: crate::control::ui_dir(),
             };
             let server =

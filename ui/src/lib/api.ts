@@ -10,6 +10,8 @@ import type {
   Page,
   StreamBatch,
   TimelineEntry,
+  SourceView,
+  TestEventSent,
   TunnelStatus,
 } from "./types";
 
@@ -98,6 +100,18 @@ export class Api {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
+    });
+  }
+
+  sources() {
+    return this.call<SourceView[]>("/api/sources");
+  }
+
+  sendTestEvent(source: string) {
+    return this.call<TestEventSent>("/api/test-event", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ source }),
     });
   }
 

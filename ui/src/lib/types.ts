@@ -171,3 +171,19 @@ export type TunnelStatus =
       plain_http: boolean;
       url_changes: number;
     };
+
+export interface SourceView {
+  name: string;
+  provider: string;
+  secrets: number;
+  path: string;
+  forward_to: string | null;
+}
+
+export interface TestEventSent {
+  source: string;
+  event_id: string;
+  event_type: string;
+  signed: boolean;
+  status: number;
+}

@@ -15,6 +15,7 @@
 //! - `GET /api/stream` — the events bus as Server-Sent Events, batched: at most one message
 //!   every [`BATCH_EVERY`], each a JSON array, so a flood of deliveries never floods the UI.
 
+use crate::config::SourceConfig;
 use crate::events::Event;
 use axum::body::Body;
 use axum::extract::Request;
@@ -46,6 +47,10 @@ pub struct DataState {
     pub events: broadcast::Sender<Event>,
     /// Open `/api/stream` connections (a UI that is showing live data), for `/api/health`.
     pub streams: Arc<std::sync::atomic::AtomicUsize>,
+    /// The receiver's sources (secrets included: they sign test events, never leave here).
+    pub sources: Arc<Vec<SourceConfig>>,
+    /// The receiver's local address, where test events are sent.
+    pub receiver: Option<std::net::SocketAddr>,
 }
 
 impl DataState {
@@ -54,7 +59,20 @@ impl DataState {
             store,
             events,
             streams: Arc::default(),
+            sources: Arc::default(),
+            receiver: None,
         }
+    }
+
+    /// With the receiver's sources and address (for `/api/sources` and test events).
+    pub fn with_receiver(
+        mut self,
+        sources: Vec<SourceConfig>,
+        receiver: std::net::SocketAddr,
+    ) -> Self {
+        self.sources = Arc::new(sources);
+        self.receiver = Some(receiver);
+        self
     }
 }
 
@@ -99,7 +117,16 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
             resolve_dlq(data, req, redrive).await
         }
         (&Method::GET, ["api", "stream"]) => stream(data),
-        (_, ["api", "events" | "keys" | "objects" | "dlq" | "stream", ..]) => Err(Problem::new(
+        (&Method::GET, ["api", "sources"]) => list_sources(data),
+        (&Method::POST, ["api", "test-event"]) => test_event(data, req).await,
+        (
+            _,
+            [
+                "api",
+                "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event",
+                ..,
+            ],
+        ) => Err(Problem::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "method_not_allowed",
             "this endpoint does not take that method",
@@ -481,6 +508,144 @@ async fn resolve_dlq(data: &DataState, req: Request, redrive: bool) -> Answer {
     .map_err(|e| Problem::store(&e))?;
     let key = if redrive { "redriven" } else { "discarded" };
     ok(&serde_json::json!({ key: done }))
+}
+
+/// A source as the UI shows it: never its secrets, only how many there are.
+#[derive(Serialize)]
+struct SourceView<'a> {
+    name: &'a str,
+    provider: &'a str,
+    secrets: usize,
+    /// Where the gateway sends (the receiver's local URL; the UI shows the tunnel's when up).
+    path: String,
+    forward_to: Option<&'a str>,
+}
+
+fn list_sources(data: &DataState) -> Answer {
+    let views: Vec<SourceView<'_>> = data
+        .sources
+        .iter()
+        .map(|s| SourceView {
+            name: &s.name,
+            provider: s.provider.as_str(),
+            secrets: s.secrets.len(),
+            path: format!("/{}", s.name),
+            forward_to: s.forward_to.as_deref(),
+        })
+        .collect();
+    ok(&views)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestEventRequest {
+    source: String,
+}
+
+/// Signs a test event of the source's provider with its first secret and sends it through
+/// the receiver, so it is recorded, verified, deduplicated and processed like any delivery.
+async fn test_event(data: &DataState, req: Request) -> Answer {
+    use hooklab_core::provider::{self, SignInput};
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map_err(|_| Problem::bad("the request body could not be read"))?
+        .to_bytes();
+    let wanted: TestEventRequest = serde_json::from_slice(&body)
+        .map_err(|e| Problem::bad(format!("expected {{\"source\": NAME}}: {e}")))?;
+    let source = data
+        .sources
+        .iter()
+        .find(|s| s.name == wanted.source)
+        .ok_or_else(|| Problem::not_found("source"))?;
+    let receiver = data.receiver.ok_or_else(|| {
+        Problem::new(
+            StatusCode::CONFLICT,
+            "no_receiver",
+            "no receiver is running",
+        )
+    })?;
+    let now = UnixMillis::now();
+    let salt = format!("{}:{}", source.name, now.0);
+    let event = hooklab_core::templates::test_event(source.provider, now, &salt);
+    let path = format!("/{}", source.name);
+    let url = format!("http://{receiver}{path}");
+    let mut headers: Vec<(String, String)> = Vec::new();
+    let mut sent_body = event.body.clone();
+    if let Some(secret) = source.secrets.first() {
+        let mut input = SignInput::new(&event.body, now);
+        input.url = Some(&url);
+        input.content_type = Some(event.content_type);
+        let signed =
+            provider::sign(source.provider, &source.options, secret, &input).map_err(|e| {
+                Problem::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "cannot_sign",
+                    format!("cannot sign a {} test event: {e}", source.provider),
+                )
+            })?;
+        if let Some(body) = signed.body {
+            sent_body = body;
+        }
+        headers = signed.headers;
+    }
+    let status = send_to_receiver(receiver, &path, event.content_type, &headers, &sent_body)
+        .await
+        .map_err(|e| {
+            Problem::new(
+                StatusCode::BAD_GATEWAY,
+                "receiver_unreachable",
+                format!("the test event could not be sent to the receiver: {e}"),
+            )
+        })?;
+    ok(&serde_json::json!({
+        "source": source.name,
+        "event_id": event.event_id,
+        "event_type": event.event_type,
+        "signed": !source.secrets.is_empty(),
+        "status": status,
+    }))
+}
+
+/// POSTs one request to the receiver over loopback; the status it answered.
+async fn send_to_receiver(
+    receiver: std::net::SocketAddr,
+    path: &str,
+    content_type: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> std::io::Result<u16> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {receiver}\r\nUser-Agent: Hooklab-Test-Event\r\n\
+         Content-Type: {content_type}\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    ));
+    let mut stream = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::net::TcpStream::connect(receiver),
+    )
+    .await
+    .map_err(|_| std::io::Error::other("connecting timed out"))??;
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body).await?;
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer))
+        .await
+        .map_err(|_| std::io::Error::other("the receiver did not answer within 30 s"))??;
+    let status = std::str::from_utf8(&answer)
+        .ok()
+        .and_then(|text| text.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| std::io::Error::other("the receiver's answer is not HTTP"))?;
+    Ok(status)
 }
 
 /// The events bus as Server-Sent Events, batched every [`BATCH_EVERY`].

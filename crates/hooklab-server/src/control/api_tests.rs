@@ -252,3 +252,14 @@ async fn the_stream_batches_bus_events_as_server_sent_events() {
     assert_eq!(ids, (1..=100).collect::<Vec<_>>(), "every event, in order");
     assert!(messages < 10, "batched: {messages} messages for 100 events");
 }
+
+#[tokio::test]
+async fn test_events_need_a_known_source_and_sources_never_show_secrets() {
+    let f = fixture(0).await;
+    let (status, sources) = json(&f, "/api/sources").await;
+    assert_eq!((status, sources), (200, serde_json::json!([])));
+    let (status, _, out) = call(&f, "POST", "/api/test-event", "{\"source\": \"nope\"}").await;
+    assert_eq!(status, 404, "{}", String::from_utf8_lossy(&out));
+    let (status, _, _) = call(&f, "POST", "/api/test-event", "{\"src\": 1}").await;
+    assert_eq!(status, 400);
+}
