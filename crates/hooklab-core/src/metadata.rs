@@ -5,7 +5,7 @@
 use crate::clock::UnixMillis;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metadata {
     /// The provider's event (or delivery) id, e.g. Stripe `evt_…`, Svix `msg_…`.
     pub event_id: Option<String>,

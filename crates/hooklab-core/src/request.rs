@@ -5,10 +5,11 @@ use serde::{Deserialize, Serialize};
 
 /// One header line. The name keeps the case it arrived with (where the transport preserves it);
 /// the value is bytes, because HTTP allows non-UTF-8 header values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Header {
     pub name: String,
     #[serde(with = "bytes_as_lossless")]
+    #[schemars(with = "LosslessBytes")]
     pub value: Vec<u8>,
 }
 
@@ -150,6 +151,16 @@ fn hex_val(b: u8) -> Option<u8> {
 
 /// Header values serialise as a string when they are UTF-8 and as `{"base64": …}` otherwise,
 /// so JSON output stays readable without losing a byte.
+/// How bytes are written in JSON (the schema of [`bytes_as_lossless`]): the text when it is
+/// UTF-8, else `{"base64": …}`.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used
+pub enum LosslessBytes {
+    Text(String),
+    Binary { base64: String },
+}
+
 pub mod bytes_as_lossless {
     use base64::Engine as _;
     use serde::{Deserialize, Deserializer, Serializer};

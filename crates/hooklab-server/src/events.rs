@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub const EVENT_BUFFER: usize = 1024;
 
 /// Something that happened, serialised as `{"kind": "delivery", …}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -35,7 +35,7 @@ pub enum Event {
 }
 
 /// A key's new status, after the worker finished its job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KeyStatusEvent {
     pub scope: String,
     pub key: String,
@@ -46,7 +46,7 @@ pub struct KeyStatusEvent {
 
 /// One attempt, as recorded, with what the worker decided next. The response body and headers
 /// stay in the store (`hooklab events show`); the bus carries what a one-line printout needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AttemptEvent {
     pub job: JobId,
     pub delivery: DeliveryId,
@@ -68,7 +68,7 @@ pub struct AttemptEvent {
 }
 
 /// What became of the job after an attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
     /// Handled; the idempotency key is `completed`.
@@ -94,7 +94,7 @@ impl AttemptOutcome {
 }
 
 /// One recorded delivery: the list row plus what a one-line printout needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeliveryEvent {
     pub delivery: DeliverySummary,
     /// The verdict in one line, e.g. "valid Stripe signature".

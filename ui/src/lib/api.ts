@@ -4,12 +4,13 @@
 import type {
   DeadLetter,
   DeliveryDetail,
-  DeliverySummary,
   KeyRecord,
   ObjectRecord,
   Page,
   StreamBatch,
-  TimelineEntry,
+  Timeline,
+  Resolved,
+  Health,
   SourceView,
   TestEventSent,
   TunnelStatus,
@@ -64,7 +65,7 @@ export class Api {
     if (params.source) q.set("source", params.source);
     if (params.verdict) q.set("verdict", params.verdict);
     q.set("limit", String(params.limit ?? 500));
-    return this.call<Page<DeliverySummary>>(`/api/events?${q}`);
+    return this.call<Page>(`/api/events?${q}`);
   }
 
   event(id: number) {
@@ -85,7 +86,7 @@ export class Api {
   }
 
   timeline(objectId: string) {
-    return this.call<{ object: string; transitions: TimelineEntry[] }>(
+    return this.call<Timeline>(
       `/api/objects/${encodeURIComponent(objectId)}/timeline`,
     );
   }
@@ -96,7 +97,7 @@ export class Api {
 
   resolveDead(action: "redrive" | "discard", jobs: number[] | "all") {
     const body = jobs === "all" ? { all: true } : { jobs };
-    return this.call<Record<string, number>>(`/api/dlq/${action}`, {
+    return this.call<Resolved>(`/api/dlq/${action}`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
@@ -120,7 +121,7 @@ export class Api {
   }
 
   health() {
-    return this.call<{ status: string; version: string; receiver: string | null }>("/api/health");
+    return this.call<Health>("/api/health");
   }
 
   /// Reads the events stream until `signal` aborts; calls `onBatch` per message. Reconnects

@@ -34,7 +34,7 @@ export function hexDump(bytes: Uint8Array, max = 64 * 1024): string {
 
 /// The body as indented JSON, or null when it is not JSON.
 export function prettyJson(text: string | null): string | null {
-  if (text === null) return null;
+  if (text == null) return null;
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
   } catch {
@@ -58,7 +58,7 @@ export function curlCommand(d: DeliveryDetail, baseUrl: string): string {
     if (HOP_BY_HOP.has(h.name.toLowerCase())) continue;
     parts.push(`-H ${shellQuote(`${h.name}: ${h.value}`)}`);
   }
-  if (d.body_text !== null) {
+  if (d.body_text != null) {
     if (d.body_text.length > 0) parts.push(`--data-binary ${shellQuote(d.body_text)}`);
   } else {
     parts.push(`--data-binary @delivery-${d.id}.bin  # GET /api/events/${d.id}/raw`);

@@ -47,7 +47,19 @@ use crate::secret::Secret;
 use serde::{Deserialize, Serialize};
 
 /// Every provider Hooklab knows. The kebab-case names are the ids the CLI and config accept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderId {
     Stripe,

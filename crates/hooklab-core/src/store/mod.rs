@@ -57,7 +57,7 @@ pub struct NewDelivery {
 
 /// Processing status of an idempotency key: `processing → completed | failed`. A `failed` key
 /// is processed again by its next delivery; a `processing` or `completed` one is not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyStatus {
     Processing,
@@ -106,7 +106,7 @@ pub struct IdempotencyClaim {
 }
 
 /// What the claim found, decided by the constraint inside the delivery's own transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KeyOutcome {
     /// The delivery that first claimed the key.
     pub first_delivery: DeliveryId,
@@ -136,7 +136,7 @@ pub type JobId = i64;
 /// Where a job is in its life: `ready` (waiting for `run_at`) → `leased` (a worker has it
 /// until `lease_until`; an expired lease makes it eligible again) → `done` | `ready` (a retry)
 /// | `dead` (in the dead-letter queue) → `ready` (redriven) | `discarded`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Ready,
@@ -184,7 +184,7 @@ pub struct LeasedJob {
 }
 
 /// One run of a handler, as recorded (the forward handler: the developer's app's answer).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AttemptRecord {
     pub started_at: UnixMillis,
     pub duration_ms: u64,
@@ -195,6 +195,7 @@ pub struct AttemptRecord {
     pub response_headers: Vec<Header>,
     /// The first 64 KiB of the response body.
     #[serde(with = "crate::request::bytes_as_lossless")]
+    #[schemars(with = "crate::request::LosslessBytes")]
     pub response_body: Vec<u8>,
     /// Why the attempt failed without a response (connection refused, timeout…), or why a
     /// response counted as a failure.
@@ -202,7 +203,7 @@ pub struct AttemptRecord {
 }
 
 /// A recorded attempt, with its job and number.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Attempt {
     pub job: JobId,
     pub delivery: DeliveryId,
@@ -223,7 +224,7 @@ pub enum JobOutcome {
 }
 
 /// A job in the dead-letter queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeadLetter {
     pub job: JobId,
     pub delivery: DeliveryId,
@@ -238,7 +239,7 @@ pub struct DeadLetter {
 }
 
 /// A business object's persisted state, as its state machine left it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObjectRecord {
     /// The machine's name, e.g. `stripe-payment-intent`.
     pub machine: String,
@@ -255,7 +256,7 @@ pub struct ObjectRecord {
 }
 
 /// One decision of a state machine, as the timeline shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelineEntry {
     pub machine: String,
     pub object_id: String,
@@ -302,7 +303,7 @@ pub struct DeadLetterFilter {
 }
 
 /// One idempotency key, as the idempotency view shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IdempotencyRecord {
     pub scope: String,
     pub key: String,
@@ -334,7 +335,7 @@ pub struct Delivery {
 }
 
 /// One row of a listing: what a list view shows, without headers and body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeliverySummary {
     pub id: DeliveryId,
     pub received_at: UnixMillis,

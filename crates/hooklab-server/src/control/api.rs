@@ -245,8 +245,8 @@ fn id(text: &str) -> Result<DeliveryId, Problem> {
         .map_err(|_| Problem::bad(format!("`{text}` is not a delivery id")))
 }
 
-#[derive(Serialize)]
-struct Page<T> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(super) struct Page<T> {
     items: Vec<T>,
     /// Pass as `before` for the next (older) page; `null` on the last page.
     next_before: Option<DeliveryId>,
@@ -285,8 +285,8 @@ async fn list_events(data: &DataState, query: &str) -> Answer {
 
 /// One header as the UI shows it: the value as text (lossy) and, when it is not UTF-8, its
 /// exact bytes in base64.
-#[derive(Serialize)]
-struct HeaderView {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(super) struct HeaderView {
     name: String,
     value: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -294,8 +294,8 @@ struct HeaderView {
 }
 
 /// One delivery, whole.
-#[derive(Serialize)]
-struct DeliveryView {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(super) struct DeliveryView {
     id: DeliveryId,
     received_at: UnixMillis,
     source: String,
@@ -445,7 +445,10 @@ async fn timeline(data: &DataState, object: &str) -> Answer {
     if rows.is_empty() {
         return Err(Problem::not_found("object"));
     }
-    ok(&serde_json::json!({ "object": object, "transitions": rows }))
+    ok(&super::openapi::Timeline {
+        object,
+        transitions: rows,
+    })
 }
 
 async fn list_dlq(data: &DataState, query: &str) -> Answer {
@@ -464,9 +467,9 @@ async fn list_dlq(data: &DataState, query: &str) -> Answer {
 }
 
 /// `{"jobs": [ids]}` or `{"all": true}`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Selection {
+pub(super) struct Selection {
     #[serde(default)]
     jobs: Option<Vec<i64>>,
     #[serde(default)]
@@ -506,13 +509,15 @@ async fn resolve_dlq(data: &DataState, req: Request, redrive: bool) -> Answer {
         data.store.discard(filter, now).await
     }
     .map_err(|e| Problem::store(&e))?;
-    let key = if redrive { "redriven" } else { "discarded" };
-    ok(&serde_json::json!({ key: done }))
+    ok(&super::openapi::Resolved {
+        redriven: redrive.then_some(done),
+        discarded: (!redrive).then_some(done),
+    })
 }
 
 /// A source as the UI shows it: never its secrets, only how many there are.
-#[derive(Serialize)]
-struct SourceView<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(super) struct SourceView<'a> {
     name: &'a str,
     provider: &'a str,
     secrets: usize,
@@ -536,9 +541,9 @@ fn list_sources(data: &DataState) -> Answer {
     ok(&views)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct TestEventRequest {
+pub(super) struct TestEventRequest {
     source: String,
 }
 
@@ -599,13 +604,13 @@ async fn test_event(data: &DataState, req: Request) -> Answer {
                 format!("the test event could not be sent to the receiver: {e}"),
             )
         })?;
-    ok(&serde_json::json!({
-        "source": source.name,
-        "event_id": event.event_id,
-        "event_type": event.event_type,
-        "signed": !source.secrets.is_empty(),
-        "status": status,
-    }))
+    ok(&super::openapi::TestEventSent {
+        source: source.name.clone(),
+        event_id: event.event_id,
+        event_type: event.event_type,
+        signed: !source.secrets.is_empty(),
+        status,
+    })
 }
 
 /// POSTs one request to the receiver over loopback; the status it answered.
@@ -708,7 +713,17 @@ fn stream(data: &DataState) -> Answer {
 /// `event: batch` with `{"events": […], "missed": N}` as its data (one line: JSON never
 /// contains a raw newline).
 fn sse_message(batch: &[Event], missed: u64) -> Bytes {
-    let data = serde_json::json!({ "events": batch, "missed": missed });
+    #[derive(Serialize)]
+    struct Message<'a> {
+        events: &'a [Event],
+        missed: u64,
+    }
+    // The shape documented as `StreamBatch` in the OpenAPI description.
+    let data = serde_json::to_string(&Message {
+        events: batch,
+        missed,
+    })
+    .unwrap_or_default();
     Bytes::from(format!("event: batch\ndata: {data}\n\n"))
 }
 

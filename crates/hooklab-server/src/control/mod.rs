@@ -18,6 +18,7 @@ pub mod api;
 pub mod client;
 pub mod discovery;
 mod guard;
+pub mod openapi;
 mod ui;
 
 use crate::tunnel::TunnelStatus;
@@ -205,22 +206,30 @@ fn basic(shared: &Shared, req: &Request) -> Response {
     match req.uri().path() {
         "/api/health" => json(
             StatusCode::OK,
-            &serde_json::json!({
-                "status": "ok",
-                "version": env!("CARGO_PKG_VERSION"),
-                "pid": std::process::id(),
-                "receiver": shared.state.receiver,
-                "ui_streams": shared.state.data.as_ref().map(|d| {
-                    d.streams.load(std::sync::atomic::Ordering::Acquire)
-                }),
-            }),
+            &openapi::Health {
+                status: "ok".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                pid: std::process::id(),
+                receiver: shared.state.receiver.clone(),
+                ui_streams: shared
+                    .state
+                    .data
+                    .as_ref()
+                    .map(|d| d.streams.load(std::sync::atomic::Ordering::Acquire) as u64),
+            },
         ),
+        "/api/openapi.json" => json(StatusCode::OK, &openapi::document()),
         "/api/tunnel" => match &shared.state.tunnel {
             Some(status) => {
                 let status = status.borrow().clone();
-                json(StatusCode::OK, &status)
+                json(StatusCode::OK, &openapi::TunnelAnswer::On(status))
             }
-            None => json(StatusCode::OK, &serde_json::json!({ "status": "off" })),
+            None => json(
+                StatusCode::OK,
+                &openapi::TunnelAnswer::Off {
+                    status: openapi::TunnelOff::Off,
+                },
+            ),
         },
         _ => error(StatusCode::NOT_FOUND, "not_found", "no such endpoint"),
     }

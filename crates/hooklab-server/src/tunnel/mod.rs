@@ -33,7 +33,7 @@ pub const DEFAULT_BORE_SERVER: &str = "bore.pub";
 pub const LOCALHOST_RUN: &str = "nokey@localhost.run";
 
 /// What a tunnel is doing; serialised as `{"status": "up", "url": …}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TunnelState {
     /// The first start is under way.
@@ -62,7 +62,7 @@ impl TunnelState {
 
 /// A state change, as published on the events bus (`{"kind": "tunnel", "provider": "bore",
 /// "status": "up", "url": …}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TunnelEvent {
     /// The provider's name, e.g. `bore`.
     pub provider: String,
@@ -75,7 +75,7 @@ pub struct TunnelEvent {
 }
 
 /// The tunnel's current status, for the control API and `hooklab tunnel status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TunnelStatus {
     pub provider: String,
     #[serde(flatten)]

@@ -1,0 +1,404 @@
+//! The control API's OpenAPI 3.0 description, generated from the Rust types the endpoints
+//! serialise (their JSON Schemas come from `schemars`, which reads the same serde attributes).
+//! Served at `GET /api/openapi.json`, committed as `docs/openapi.json` (a test keeps the file in
+//! step with the code), and turned into the UI's TypeScript types by `openapi-typescript`, so
+//! no shape is ever written twice.
+
+use super::api::{DeliveryView, HeaderView, Page, Selection, SourceView, TestEventRequest};
+use crate::events::Event;
+use crate::tunnel::TunnelStatus;
+use hooklab_core::store::{
+    DeadLetter, DeliverySummary, IdempotencyRecord, ObjectRecord, TimelineEntry,
+};
+use schemars::JsonSchema;
+use schemars::r#gen::{SchemaGenerator, SchemaSettings};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// `{"code": …, "message": …}`: every error answer.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct Problem {
+    /// Machine-readable, e.g. `unauthorized`, `not_found`, `bad_request`.
+    pub(super) code: String,
+    /// What went wrong and what to do, in plain words.
+    pub(super) message: String,
+}
+
+/// `GET /api/health`.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct Health {
+    pub(super) status: String,
+    pub(super) version: String,
+    pub(super) pid: u32,
+    /// The receiver's local base URL.
+    pub(super) receiver: Option<String>,
+    /// Open `/api/stream` connections.
+    pub(super) ui_streams: Option<u64>,
+}
+
+/// One message of `GET /api/stream` (`event: batch`, this object as `data`).
+#[derive(Serialize, JsonSchema)]
+pub(super) struct StreamBatch {
+    pub(super) events: Vec<Event>,
+    /// Events the stream could not send (the subscriber lagged, or a batch was full).
+    pub(super) missed: u64,
+}
+
+/// `GET /api/objects/{id}/timeline`.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct Timeline {
+    pub(super) object: String,
+    pub(super) transitions: Vec<TimelineEntry>,
+}
+
+/// The answer of `POST /api/test-event`.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct TestEventSent {
+    pub(super) source: String,
+    pub(super) event_id: String,
+    pub(super) event_type: String,
+    /// Signed with the source's first secret (false when the source has none).
+    pub(super) signed: bool,
+    /// What the receiver answered.
+    pub(super) status: u16,
+}
+
+/// `{"redriven": n}` or `{"discarded": n}`.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct Resolved {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) redriven: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) discarded: Option<u64>,
+}
+
+/// The tunnel's status, or `{"status": "off"}`.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(super) enum TunnelAnswer {
+    Off { status: TunnelOff },
+    On(TunnelStatus),
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum TunnelOff {
+    Off,
+}
+
+struct Builder {
+    generator: SchemaGenerator,
+    paths: serde_json::Map<String, Value>,
+}
+
+impl Builder {
+    fn schema<T: JsonSchema>(&mut self) -> Value {
+        serde_json::to_value(self.generator.subschema_for::<T>()).unwrap_or(Value::Null)
+    }
+
+    // One call per route reads like the route table it is.
+    #[allow(clippy::too_many_arguments)]
+    fn op(
+        &mut self,
+        method: &str,
+        path: &str,
+        summary: &str,
+        params: &[(&str, &str, &str)],
+        request: Option<Value>,
+        response: Value,
+        response_type: &str,
+    ) {
+        let parameters: Vec<Value> = params
+            .iter()
+            .map(|(name, kind, description)| {
+                let location = if path.contains(&format!("{{{name}}}")) {
+                    "path"
+                } else {
+                    "query"
+                };
+                json!({
+                    "name": name,
+                    "in": location,
+                    "required": location == "path",
+                    "description": description,
+                    "schema": {"type": kind},
+                })
+            })
+            .collect();
+        let problem = json!({"$ref": "#/components/schemas/Problem"});
+        let mut operation = json!({
+            "summary": summary,
+            "parameters": parameters,
+            "responses": {
+                "200": {"description": "OK", "content": {response_type: {"schema": response}}},
+                "400": {"description": "A bad parameter or body", "content": {"application/json": {"schema": problem}}},
+                "401": {"description": "No valid bearer token", "content": {"application/json": {"schema": problem}}},
+                "403": {"description": "A non-loopback Host or a foreign Origin", "content": {"application/json": {"schema": problem}}},
+            },
+        });
+        if let Some(body) = request {
+            operation["requestBody"] =
+                json!({"required": true, "content": {"application/json": {"schema": body}}});
+        }
+        let entry = self
+            .paths
+            .entry(path.to_string())
+            .or_insert_with(|| json!({}));
+        entry[method] = operation;
+    }
+}
+
+/// The whole document.
+pub fn document() -> Value {
+    let settings = SchemaSettings::openapi3().with(|s| s.option_add_null_type = false);
+    let mut b = Builder {
+        generator: settings.into_generator(),
+        paths: serde_json::Map::new(),
+    };
+    let health = b.schema::<Health>();
+    b.op(
+        "get",
+        "/api/health",
+        "Liveness, version and the receiver's address",
+        &[],
+        None,
+        health,
+        "application/json",
+    );
+    let tunnel = b.schema::<TunnelAnswer>();
+    b.op(
+        "get",
+        "/api/tunnel",
+        "The tunnel's status",
+        &[],
+        None,
+        tunnel,
+        "application/json",
+    );
+    let events = b.schema::<Page<DeliverySummary>>();
+    b.op(
+        "get",
+        "/api/events",
+        "Deliveries, newest first",
+        &[
+            (
+                "limit",
+                "integer",
+                "At most this many (1–1000, default 200)",
+            ),
+            (
+                "before",
+                "integer",
+                "Only ids below this one (the previous page's next_before)",
+            ),
+            ("source", "string", "Only this source"),
+            ("verdict", "string", "valid, invalid or unsigned"),
+        ],
+        None,
+        events,
+        "application/json",
+    );
+    let delivery = b.schema::<DeliveryView>();
+    b.op(
+        "get",
+        "/api/events/{id}",
+        "One delivery, whole",
+        &[("id", "integer", "The delivery id")],
+        None,
+        delivery,
+        "application/json",
+    );
+    b.op(
+        "get",
+        "/api/events/{id}/raw",
+        "The exact body bytes",
+        &[("id", "integer", "The delivery id")],
+        None,
+        json!({"type": "string", "format": "binary"}),
+        "application/octet-stream",
+    );
+    let keys = b.schema::<Vec<IdempotencyRecord>>();
+    b.op(
+        "get",
+        "/api/keys",
+        "Idempotency keys, most recently seen first",
+        &[
+            ("limit", "integer", "At most this many"),
+            ("status", "string", "processing, completed or failed"),
+            ("scope", "string", "Only this provider"),
+            (
+                "duplicates",
+                "boolean",
+                "Only keys delivered more than once",
+            ),
+        ],
+        None,
+        keys,
+        "application/json",
+    );
+    let objects = b.schema::<Vec<ObjectRecord>>();
+    b.op(
+        "get",
+        "/api/objects",
+        "Business objects, most recently updated first",
+        &[
+            ("limit", "integer", "At most this many"),
+            ("state", "string", "Only objects in this state"),
+            ("machine", "string", "Only this state machine's objects"),
+        ],
+        None,
+        objects,
+        "application/json",
+    );
+    let timeline = b.schema::<Timeline>();
+    b.op(
+        "get",
+        "/api/objects/{id}/timeline",
+        "An object's state-machine decisions",
+        &[("id", "string", "The object id")],
+        None,
+        timeline,
+        "application/json",
+    );
+    let dead = b.schema::<Vec<DeadLetter>>();
+    b.op(
+        "get",
+        "/api/dlq",
+        "Dead letters, newest first",
+        &[
+            ("limit", "integer", "At most this many"),
+            ("source", "string", "Only this source"),
+        ],
+        None,
+        dead,
+        "application/json",
+    );
+    for action in ["redrive", "discard"] {
+        let selection = b.schema::<Selection>();
+        let resolved = b.schema::<Resolved>();
+        b.op(
+            "post",
+            &format!("/api/dlq/{action}"),
+            if action == "redrive" {
+                "Queue dead jobs again"
+            } else {
+                "Drop dead jobs (their deliveries stay)"
+            },
+            &[],
+            Some(selection),
+            resolved,
+            "application/json",
+        );
+    }
+    let sources = b.schema::<Vec<SourceView<'static>>>();
+    b.op(
+        "get",
+        "/api/sources",
+        "The receiver's sources (never their secrets)",
+        &[],
+        None,
+        sources,
+        "application/json",
+    );
+    let request = b.schema::<TestEventRequest>();
+    let sent = b.schema::<TestEventSent>();
+    b.op(
+        "post",
+        "/api/test-event",
+        "Send a signed test event through the receiver",
+        &[],
+        Some(request),
+        sent,
+        "application/json",
+    );
+    let batch = b.schema::<StreamBatch>();
+    b.op(
+        "get",
+        "/api/stream",
+        "The events bus as Server-Sent Events (`event: batch`; each `data` is a StreamBatch)",
+        &[],
+        None,
+        json!({"type": "string"}),
+        "text/event-stream",
+    );
+    let _ = b.schema::<HeaderView>();
+    let _ = batch;
+    let _ = b.schema::<Problem>();
+
+    let schemas: serde_json::Map<String, Value> = b
+        .generator
+        .definitions()
+        .iter()
+        .map(|(name, schema)| {
+            (
+                name.clone(),
+                serde_json::to_value(schema).unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    json!({
+        "openapi": "3.0.3",
+        "info": {
+            "title": "Hooklab control API",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Loopback only, on its own port (never forwarded by a tunnel). Every \
+                request needs `Authorization: Bearer TOKEN` (a fresh token per start, in the \
+                discovery file beside the database); `Host` must be a loopback name with the \
+                API's port, and an `Origin`, when sent, the API's own. See docs/ui.md.",
+        },
+        "servers": [{"url": "http://127.0.0.1:{port}", "variables": {"port": {"default": "0"}}}],
+        "security": [{"token": []}],
+        "paths": b.paths,
+        "components": {
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+            "schemas": schemas,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `docs/openapi.json` is this document. Regenerate it with
+    /// `HOOKLAB_UPDATE_OPENAPI=1 cargo test -p hooklab-server openapi`.
+    #[test]
+    fn the_committed_openapi_document_is_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
+        let generated = serde_json::to_string_pretty(&document()).unwrap() + "\n";
+        if std::env::var_os("HOOKLAB_UPDATE_OPENAPI").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "docs/openapi.json is out of date: run `HOOKLAB_UPDATE_OPENAPI=1 cargo test -p \
+             hooklab-server openapi` and commit it (then `npm --prefix ui run types`)"
+        );
+    }
+
+    #[test]
+    fn every_route_and_the_main_types_are_described() {
+        let doc = document();
+        for path in [
+            "/api/events",
+            "/api/events/{id}",
+            "/api/stream",
+            "/api/dlq/redrive",
+            "/api/test-event",
+        ] {
+            assert!(doc["paths"][path].is_object(), "{path}");
+        }
+        for schema in [
+            "DeliverySummary",
+            "DeliveryView",
+            "Verdict",
+            "Event",
+            "TunnelStatus",
+            "Problem",
+            "StreamBatch",
+        ] {
+            assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
+        }
+    }
+}
