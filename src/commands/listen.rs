@@ -77,6 +77,8 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
         (None, Some(p)) => p.clone(),
         (None, None) => db_path(&args.db)?,
     };
+    // Sources added in the UI live beside the database.
+    config.sources_file = Some(hooklab_server::config::sources_file::path_beside(&db));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

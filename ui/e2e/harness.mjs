@@ -32,9 +32,9 @@ export function chromiumPath() {
 }
 
 /// A running `hooklab listen --json --ui` on free ports with a fresh database.
-export async function startListener(args) {
-  const dir = mkdtempSync(path.join(tmpdir(), "hooklab-e2e-"));
-  const db = path.join(dir, "hooklab.db");
+export async function startListener(args, { db: existing } = {}) {
+  const dir = existing ? path.dirname(existing) : mkdtempSync(path.join(tmpdir(), "hooklab-e2e-"));
+  const db = existing ?? path.join(dir, "hooklab.db");
   const child = spawn(hooklabBin(), ["listen", "--json", "--ui", "--port", "0", "--db", db, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -56,10 +56,11 @@ export async function startListener(args) {
     ui: ready.ui,
     token: new URL(ready.ui.replace("#token=", "?token=")).searchParams.get("token"),
     db,
-    async stop() {
+    /// Stops it; `keep`: leave its database (and the files beside it) for a restart.
+    async stop({ keep = false } = {}) {
       child.kill("SIGTERM");
       await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)));
-      rmSync(dir, { recursive: true, force: true });
+      if (!keep) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

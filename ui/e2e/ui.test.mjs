@@ -3,6 +3,7 @@
 // after `cargo build` (scripts/test.sh does both). Each view's screenshot is saved in
 // e2e/screenshots/.
 import assert from "node:assert/strict";
+import { statSync } from "node:fs";
 import { after, test } from "node:test";
 import {
   closeBrowser,
@@ -74,6 +75,54 @@ test("an empty database teaches: the sources' URLs and a one-click signed test e
     await row.waitFor({ timeout: 5000 });
     assert.equal((await row.locator(".verdict").textContent()).trim(), "valid", "signed with the source's secret");
   });
+});
+
+test("a source added in the UI verifies at once, keeps its secret private, and survives a restart", async () => {
+  let listener = await startListener([]);
+  let browser = await openBrowser();
+  try {
+    const { page } = browser;
+    await page.goto(`${listener.control}/#/sources&token=${listener.token}`);
+    const form = page.locator("form.source-form");
+    await form.locator("input").first().fill("shop");
+    await form.locator("select").selectOption("stripe");
+    await page.locator(".provider-card").getByText("Stripe-Signature").waitFor();
+    await form.locator("textarea").fill("whsec_added_in_the_ui");
+    await screenshot(page, "11-sources-form");
+    await form.getByRole("button", { name: "Add source" }).click();
+    await page.getByText("Saved shop").waitFor();
+    const row = page.locator("tr", { hasText: "shop" }).first();
+    assert.match(await row.textContent(), /1 \(hidden\)/, "secrets are write-only");
+    await screenshot(page, "12-sources");
+
+    const body = stripeEvent("evt_e2e_ui_source", "payment_intent.created", now(), "pi_ui_source");
+    assert.equal(await postStripe(listener, "whsec_added_in_the_ui", body, "shop"), 200);
+    await page.goto(`${listener.control}/#/`);
+    const live = page.locator(".viewport .row", { hasText: "evt_e2e_ui_source" });
+    await live.waitFor();
+    assert.equal((await live.locator(".verdict").textContent()).trim(), "valid");
+
+    const file = `${listener.db}.sources.toml`;
+    assert.equal(statSync(file).mode & 0o777, 0o600, "the sources file is private");
+    const secretsShown = await (await request(`${listener.control}/api/sources`, { headers: { Authorization: `Bearer ${listener.token}` } })).body;
+    assert.ok(!secretsShown.includes("whsec_added_in_the_ui"), "the API never returns a secret");
+
+    // Restarted on the same database, the source is still there.
+    const db = listener.db;
+    await browser.close();
+    await listener.stop({ keep: true });
+    listener = await startListener([], { db });
+    browser = await openBrowser();
+    const again = stripeEvent("evt_e2e_ui_source_2", "payment_intent.created", now(), "pi_ui_source_2");
+    assert.equal(await postStripe(listener, "whsec_added_in_the_ui", again, "shop"), 200);
+    await browser.page.goto(listener.ui);
+    const row2 = browser.page.locator(".viewport .row", { hasText: "evt_e2e_ui_source_2" });
+    await row2.waitFor();
+    assert.equal((await row2.locator(".verdict").textContent()).trim(), "valid");
+  } finally {
+    await browser.close();
+    await listener.stop();
+  }
 });
 
 test("duplicates collapse onto the first delivery, on the idempotency card and view", async () => {

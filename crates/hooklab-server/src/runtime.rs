@@ -69,6 +69,26 @@ pub async fn start_with_clock(
     store: Arc<dyn Store>,
     clock: Clock,
 ) -> Result<Running, ServerError> {
+    let mut config = config;
+    // Sources added in the UI come after the configured ones; a name may be in only one place.
+    let mut managed = Vec::new();
+    if let Some(path) = &config.sources_file {
+        for source in crate::config::sources_file::load(path)? {
+            if config.sources.iter().any(|s| s.name == source.name) {
+                return Err(ConfigError::invalid(
+                    path.display().to_string(),
+                    format!(
+                        "source `{}` is also configured (config file or --source): remove it from \
+                         one of them",
+                        source.name
+                    ),
+                )
+                .into());
+            }
+            managed.push(source.name.clone());
+            config.sources.push(source);
+        }
+    }
     config.validate()?;
     let shown = if config.host.contains(':') && !config.host.starts_with('[') {
         format!("[{}]:{}", config.host, config.port)
@@ -110,7 +130,13 @@ pub async fn start_with_clock(
                 receiver: Some(format!("http://{addr}")),
                 data: Some(
                     crate::control::api::DataState::new(Arc::clone(&store), events.clone())
-                        .with_receiver(config.sources.clone(), addr),
+                        .with_receiver(
+                            receiver.clone(),
+                            addr,
+                            config.sources_file.clone().map(|file| {
+                                crate::control::api::SourcesFile::new(file, managed.clone())
+                            }),
+                        ),
                 ),
                 ui_dir: crate::control::ui_dir(),
             };

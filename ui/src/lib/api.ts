@@ -12,6 +12,8 @@ import type {
   Resolved,
   Health,
   SourceView,
+  SourceInput,
+  ProviderInfo,
   TestEventSent,
   TunnelStatus,
 } from "./types";
@@ -106,6 +108,22 @@ export class Api {
 
   sources() {
     return this.call<SourceView[]>("/api/sources");
+  }
+
+  providers() {
+    return this.call<ProviderInfo[]>("/api/providers");
+  }
+
+  saveSource(input: SourceInput, editing: string | null) {
+    return this.call<{ saved: string }>(editing ? `/api/sources/${encodeURIComponent(editing)}` : "/api/sources", {
+      method: editing ? "PUT" : "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(editing ? { ...input, name: undefined } : input),
+    });
+  }
+
+  deleteSource(name: string) {
+    return this.call<{ deleted: string }>(`/api/sources/${encodeURIComponent(name)}`, { method: "DELETE" });
   }
 
   sendTestEvent(source: string) {

@@ -24,3 +24,5 @@ export type TunnelStatus = Schemas["TunnelAnswer"];
 export type SourceView = Schemas["SourceView"];
 export type TestEventSent = Schemas["TestEventSent"];
 export type Health = Schemas["Health"];
+export type SourceInput = Schemas["SourceInput"];
+export type ProviderInfo = Schemas["ProviderInfo"];

@@ -191,7 +191,9 @@ impl std::str::FromStr for ProviderId {
 
 /// How far a signed timestamp may be from "now". `None` on a side means unbounded on that side
 /// (Stripe accepts future timestamps; Paddle too). Both `None`: the provider signs no time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Tolerance {
     /// How old (in seconds) a timestamp may be.
     pub past_secs: Option<u64>,
@@ -230,7 +232,7 @@ impl Tolerance {
 }
 
 /// What `hooklab providers` prints: enough to configure a source without reading the docs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProviderInfo {
     pub id: ProviderId,
     /// Human name, e.g. "Stripe".

@@ -55,6 +55,7 @@ mod forward;
 mod reconcile;
 mod response;
 mod source;
+pub mod sources_file;
 #[cfg(test)]
 mod tests;
 mod tunnel;
@@ -116,6 +117,10 @@ pub struct Config {
     pub tunnel: Option<TunnelOptions>,
     /// The control API's port on 127.0.0.1 (0: a free one); `None`: no control API.
     pub control_port: Option<u16>,
+    /// Where the sources added in the UI are kept ([`sources_file`]): loaded at start (after
+    /// the configured ones) and rewritten when the UI changes them. `None`: the UI cannot add
+    /// sources. Set by the CLI and the desktop app beside the database, never from TOML.
+    pub sources_file: Option<std::path::PathBuf>,
 }
 
 /// The default for [`Config::review_after`].
@@ -139,6 +144,7 @@ impl Default for Config {
             reconcile: None,
             tunnel: None,
             control_port: None,
+            sources_file: None,
         }
     }
 }
@@ -292,6 +298,7 @@ impl Config {
             reconcile: raw.reconcile.map(|r| r.resolve(file, env)).transpose()?,
             tunnel: raw.tunnel.map(|t| t.resolve(file, env)).transpose()?,
             control_port: raw.control_port,
+            sources_file: None,
         };
         config.validate_at(file)?;
         Ok(config)

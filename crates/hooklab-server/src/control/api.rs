@@ -47,10 +47,30 @@ pub struct DataState {
     pub events: broadcast::Sender<Event>,
     /// Open `/api/stream` connections (a UI that is showing live data), for `/api/health`.
     pub streams: Arc<std::sync::atomic::AtomicUsize>,
-    /// The receiver's sources (secrets included: they sign test events, never leave here).
-    pub sources: Arc<Vec<SourceConfig>>,
+    /// The running receiver: its sources (secrets included: they sign test events and never
+    /// leave here), which the UI may change.
+    pub receiver: Option<crate::receiver::Receiver>,
     /// The receiver's local address, where test events are sent.
-    pub receiver: Option<std::net::SocketAddr>,
+    pub receiver_addr: Option<std::net::SocketAddr>,
+    /// Where sources added in the UI are kept; `None`: sources cannot be changed from the UI.
+    pub sources_file: Option<Arc<SourcesFile>>,
+}
+
+/// The file of UI-managed sources, and which sources it holds (the others come from the
+/// configuration file or `--source` flags and are read-only here).
+#[derive(Debug)]
+pub struct SourcesFile {
+    path: std::path::PathBuf,
+    managed: tokio::sync::Mutex<Vec<String>>,
+}
+
+impl SourcesFile {
+    pub fn new(path: std::path::PathBuf, managed: Vec<String>) -> Self {
+        Self {
+            path,
+            managed: tokio::sync::Mutex::new(managed),
+        }
+    }
 }
 
 impl DataState {
@@ -59,20 +79,31 @@ impl DataState {
             store,
             events,
             streams: Arc::default(),
-            sources: Arc::default(),
             receiver: None,
+            receiver_addr: None,
+            sources_file: None,
         }
     }
 
-    /// With the receiver's sources and address (for `/api/sources` and test events).
+    /// With the running receiver (for `/api/sources` and test events) and, when sources may be
+    /// changed from the UI, the file that keeps them.
     pub fn with_receiver(
         mut self,
-        sources: Vec<SourceConfig>,
-        receiver: std::net::SocketAddr,
+        receiver: crate::receiver::Receiver,
+        addr: std::net::SocketAddr,
+        sources_file: Option<SourcesFile>,
     ) -> Self {
-        self.sources = Arc::new(sources);
         self.receiver = Some(receiver);
+        self.receiver_addr = Some(addr);
+        self.sources_file = sources_file.map(Arc::new);
         self
+    }
+
+    fn source_configs(&self) -> Vec<SourceConfig> {
+        self.receiver
+            .as_ref()
+            .map(crate::receiver::Receiver::source_configs)
+            .unwrap_or_default()
     }
 }
 
@@ -117,7 +148,14 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
             resolve_dlq(data, req, redrive).await
         }
         (&Method::GET, ["api", "stream"]) => stream(data),
-        (&Method::GET, ["api", "sources"]) => list_sources(data),
+        (&Method::GET, ["api", "sources"]) => list_sources(data).await,
+        (&Method::POST, ["api", "sources"]) => change_source(data, req, None).await,
+        (&Method::PUT, ["api", "sources", name]) => {
+            let name = decode(name);
+            change_source(data, req, Some(&name)).await
+        }
+        (&Method::DELETE, ["api", "sources", name]) => delete_source(data, &decode(name)).await,
+        (&Method::GET, ["api", "providers"]) => list_providers().await,
         (&Method::POST, ["api", "test-event"]) => test_event(data, req).await,
         (
             _,
@@ -517,28 +555,227 @@ async fn resolve_dlq(data: &DataState, req: Request, redrive: bool) -> Answer {
 
 /// A source as the UI shows it: never its secrets, only how many there are.
 #[derive(Serialize, schemars::JsonSchema)]
-pub(super) struct SourceView<'a> {
-    name: &'a str,
-    provider: &'a str,
+pub(super) struct SourceView {
+    name: String,
+    provider: String,
+    /// How many secrets are configured (the secrets themselves are write-only).
     secrets: usize,
+    /// The signature tolerance in seconds (`null`: the provider's default).
+    tolerance: Option<u64>,
+    /// The status and delay of the receiver's answer.
+    response_status: u16,
+    response_delay_ms: u64,
     /// Where the gateway sends (the receiver's local URL; the UI shows the tunnel's when up).
     path: String,
-    forward_to: Option<&'a str>,
+    forward_to: Option<String>,
+    /// Added in the UI, so the UI may change or remove it (the others come from the
+    /// configuration file or `--source` flags).
+    editable: bool,
 }
 
-fn list_sources(data: &DataState) -> Answer {
-    let views: Vec<SourceView<'_>> = data
-        .sources
-        .iter()
+async fn list_sources(data: &DataState) -> Answer {
+    let managed = match &data.sources_file {
+        Some(file) => file.managed.lock().await.clone(),
+        None => Vec::new(),
+    };
+    let views: Vec<SourceView> = data
+        .source_configs()
+        .into_iter()
         .map(|s| SourceView {
-            name: &s.name,
-            provider: s.provider.as_str(),
+            editable: managed.contains(&s.name),
             secrets: s.secrets.len(),
+            tolerance: s.tolerance,
+            response_status: s.response.status,
+            response_delay_ms: s.response.delay_ms,
             path: format!("/{}", s.name),
-            forward_to: s.forward_to.as_deref(),
+            provider: s.provider.as_str().to_string(),
+            forward_to: s.forward_to,
+            name: s.name,
         })
         .collect();
     ok(&views)
+}
+
+/// A source to add, or the new settings of one (`PUT`: `secrets` absent keeps the current
+/// ones; present replaces them).
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SourceInput {
+    /// Letters, digits, `-` and `_`: the first path segment the gateway posts to.
+    name: Option<String>,
+    provider: String,
+    /// Write-only: never returned.
+    secrets: Option<Vec<String>>,
+    /// Seconds; `null`: the provider's default.
+    tolerance: Option<u64>,
+    /// The status the receiver answers (default 200).
+    response_status: Option<u16>,
+    /// A delay before answering, to provoke a gateway's timeout and retry (default 0).
+    response_delay_ms: Option<u64>,
+}
+
+/// Every provider, with what it signs and how (for the provider picker).
+async fn list_providers() -> Answer {
+    ok(&hooklab_core::provider::catalog())
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Adds (`name: None`) or changes a UI-managed source, then applies every source to the
+/// receiver and saves the managed ones. Nothing changes when the settings are refused.
+async fn change_source(data: &DataState, req: Request, editing: Option<&str>) -> Answer {
+    let (Some(file), Some(receiver)) = (&data.sources_file, &data.receiver) else {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "read_only",
+            "this Hooklab keeps no sources file, so sources cannot be changed from the UI",
+        ));
+    };
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map_err(|_| Problem::bad("the request body could not be read"))?
+        .to_bytes();
+    let input: SourceInput =
+        serde_json::from_slice(&body).map_err(|e| Problem::bad(format!("not a source: {e}")))?;
+    let provider: hooklab_core::provider::ProviderId = input.provider.parse().map_err(|_| {
+        Problem::bad(format!(
+            "unknown provider `{}` (see /api/providers)",
+            input.provider
+        ))
+    })?;
+    let mut managed = file.managed.lock().await;
+    let mut all = receiver.source_configs();
+    let name = match (editing, &input.name) {
+        (Some(name), _) => {
+            if !managed.iter().any(|m| m == name) {
+                return Err(if all.iter().any(|s| s.name == name) {
+                    Problem::new(
+                        StatusCode::CONFLICT,
+                        "read_only",
+                        format!(
+                            "`{name}` comes from the configuration file or --source: change it there"
+                        ),
+                    )
+                } else {
+                    Problem::not_found("source")
+                });
+            }
+            name.to_string()
+        }
+        (None, Some(name)) => {
+            if !valid_name(name) {
+                return Err(Problem::bad(
+                    "a source's name is 1 to 64 letters, digits, `-` or `_` (it is the URL's first segment)",
+                ));
+            }
+            if all.iter().any(|s| &s.name == name) {
+                return Err(Problem::new(
+                    StatusCode::CONFLICT,
+                    "exists",
+                    format!("a source named `{name}` exists"),
+                ));
+            }
+            name.clone()
+        }
+        (None, None) => return Err(Problem::bad("a new source needs a `name`")),
+    };
+    let previous = all.iter().position(|s| s.name == name);
+    let secrets = match (&input.secrets, previous) {
+        (Some(secrets), _) => secrets
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(hooklab_core::secret::Secret::new)
+            .collect(),
+        (None, Some(i)) => all[i].secrets.clone(),
+        (None, None) => Vec::new(),
+    };
+    let mut source = match previous {
+        Some(i) => all[i].clone(),
+        None => SourceConfig::new(name.clone(), provider, Vec::new()),
+    };
+    source.provider = provider;
+    source.secrets = secrets;
+    source.tolerance = input.tolerance;
+    source.response.status = input.response_status.unwrap_or(200);
+    source.response.delay_ms = input.response_delay_ms.unwrap_or(0);
+    if !(100..=599).contains(&source.response.status) {
+        return Err(Problem::bad(
+            "the response status must be between 100 and 599",
+        ));
+    }
+    if source.response.delay_ms > crate::config::MAX_DELAY_MS {
+        return Err(Problem::bad(format!(
+            "the response delay is at most {} ms",
+            crate::config::MAX_DELAY_MS
+        )));
+    }
+    match previous {
+        Some(i) => all[i] = source,
+        None => all.push(source),
+    }
+    receiver
+        .set_sources(&all)
+        .map_err(|e| Problem::bad(e.to_string()))?;
+    if editing.is_none() {
+        managed.push(name.clone());
+    }
+    save_managed(file, &all, &managed)?;
+    ok(&serde_json::json!({ "saved": name }))
+}
+
+async fn delete_source(data: &DataState, name: &str) -> Answer {
+    let (Some(file), Some(receiver)) = (&data.sources_file, &data.receiver) else {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "read_only",
+            "sources cannot be changed from the UI here",
+        ));
+    };
+    let mut managed = file.managed.lock().await;
+    if !managed.iter().any(|m| m == name) {
+        return Err(Problem::not_found("source added in the UI"));
+    }
+    let all: Vec<SourceConfig> = receiver
+        .source_configs()
+        .into_iter()
+        .filter(|s| s.name != name)
+        .collect();
+    receiver
+        .set_sources(&all)
+        .map_err(|e| Problem::bad(e.to_string()))?;
+    managed.retain(|m| m != name);
+    save_managed(file, &all, &managed)?;
+    ok(&serde_json::json!({ "deleted": name }))
+}
+
+fn save_managed(
+    file: &SourcesFile,
+    all: &[SourceConfig],
+    managed: &[String],
+) -> Result<(), Problem> {
+    let keep: Vec<SourceConfig> = all
+        .iter()
+        .filter(|s| managed.contains(&s.name))
+        .cloned()
+        .collect();
+    crate::config::sources_file::save(&file.path, &keep).map_err(|e| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage",
+            format!(
+                "the change is live but could not be saved to {} ({e}); it will be lost on restart",
+                file.path.display()
+            ),
+        )
+    })
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -560,11 +797,11 @@ async fn test_event(data: &DataState, req: Request) -> Answer {
     let wanted: TestEventRequest = serde_json::from_slice(&body)
         .map_err(|e| Problem::bad(format!("expected {{\"source\": NAME}}: {e}")))?;
     let source = data
-        .sources
-        .iter()
+        .source_configs()
+        .into_iter()
         .find(|s| s.name == wanted.source)
         .ok_or_else(|| Problem::not_found("source"))?;
-    let receiver = data.receiver.ok_or_else(|| {
+    let receiver = data.receiver_addr.ok_or_else(|| {
         Problem::new(
             StatusCode::CONFLICT,
             "no_receiver",

@@ -4,7 +4,9 @@
 //! step with the code), and turned into the UI's TypeScript types by `openapi-typescript`, so
 //! no shape is ever written twice.
 
-use super::api::{DeliveryView, HeaderView, Page, Selection, SourceView, TestEventRequest};
+use super::api::{
+    DeliveryView, HeaderView, Page, Selection, SourceInput, SourceView, TestEventRequest,
+};
 use crate::events::Event;
 use crate::tunnel::TunnelStatus;
 use hooklab_core::store::{
@@ -290,7 +292,7 @@ pub fn document() -> Value {
             "application/json",
         );
     }
-    let sources = b.schema::<Vec<SourceView<'static>>>();
+    let sources = b.schema::<Vec<SourceView>>();
     b.op(
         "get",
         "/api/sources",
@@ -298,6 +300,46 @@ pub fn document() -> Value {
         &[],
         None,
         sources,
+        "application/json",
+    );
+    let input = b.schema::<SourceInput>();
+    let saved = json!({"type": "object", "properties": {"saved": {"type": "string"}}, "required": ["saved"]});
+    b.op(
+        "post",
+        "/api/sources",
+        "Add a source (kept in the sources file beside the database)",
+        &[],
+        Some(input.clone()),
+        saved.clone(),
+        "application/json",
+    );
+    b.op(
+        "put",
+        "/api/sources/{name}",
+        "Change a source added in the UI (`secrets` absent: kept)",
+        &[("name", "string", "The source's name")],
+        Some(input),
+        saved,
+        "application/json",
+    );
+    let deleted = json!({"type": "object", "properties": {"deleted": {"type": "string"}}, "required": ["deleted"]});
+    b.op(
+        "delete",
+        "/api/sources/{name}",
+        "Remove a source added in the UI",
+        &[("name", "string", "The source's name")],
+        None,
+        deleted,
+        "application/json",
+    );
+    let providers = b.schema::<Vec<hooklab_core::provider::ProviderInfo>>();
+    b.op(
+        "get",
+        "/api/providers",
+        "Every provider: its headers, algorithm, what it signs, its default tolerance",
+        &[],
+        None,
+        providers,
         "application/json",
     );
     let request = b.schema::<TestEventRequest>();

@@ -37,7 +37,7 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
     let headers = headers_as_sent(tap.as_ref(), &parts);
 
     let source_name = first_segment(parts.uri.path()).to_string();
-    let source = rx.0.sources.get(&source_name).cloned();
+    let source = rx.source(&source_name);
     let limit = rx.0.body_limit;
     let declared = body::declared_length(&parts);
     let (body, body_size, body_refused, received) = match body::read(body, declared, limit).await {

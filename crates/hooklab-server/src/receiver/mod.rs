@@ -28,7 +28,7 @@ use hooklab_core::store::Store;
 use hooklab_core::verify::VerifyConfig;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use tokio::sync::{Notify, broadcast};
 
 /// The receiver's shared state; cheap to clone (one `Arc`).
@@ -37,8 +37,14 @@ pub struct Receiver(Arc<Inner>);
 
 #[derive(Clone)]
 struct Inner {
-    /// Configured sources by name, each with its scheme built once.
-    sources: HashMap<String, Arc<Source>>,
+    /// Configured sources by name, each with its scheme built once. Swapped whole when the UI
+    /// adds, edits or removes a source ([`Receiver::set_sources`]); a request takes the map
+    /// current when it arrives.
+    sources: Arc<RwLock<Arc<SourceMap>>>,
+    /// The configuration's global `forward_to` is set: every source forwards.
+    forward_all: bool,
+    /// Every source's trusted deliveries go to the worker ([`Receiver::with_worker_for_every_source`]).
+    worker_for_all: bool,
     /// Where deliveries are committed before any answer is given.
     store: Arc<dyn Store>,
     /// Announces each committed delivery; sending never blocks.
@@ -85,40 +91,13 @@ impl Receiver {
         clock: Clock,
     ) -> Result<Self, ServerError> {
         config.validate()?;
-        let mut sources = HashMap::new();
-        for source in &config.sources {
-            let scheme = provider::scheme(source.provider, &source.options).map_err(|e| {
-                crate::config::ConfigError::invalid(
-                    format!("source `{}`", source.name),
-                    e.to_string(),
-                )
-            })?;
-            let mut verify = VerifyConfig::new(source.provider, source.secrets.clone());
-            verify.options = source.options.clone();
-            verify.tolerance_secs = source.tolerance;
-            verify.other_secrets = config
-                .sources
-                .iter()
-                .filter(|other| other.name != source.name)
-                .flat_map(|other| {
-                    let label = format!("source \"{}\"", other.name);
-                    other
-                        .secrets
-                        .iter()
-                        .map(move |s| (label.clone(), s.clone()))
-                })
-                .collect();
-            let source = Source {
-                config: source.clone(),
-                scheme: Arc::from(scheme),
-                verify,
-                forwards: config.forward_target(source).is_some(),
-            };
-            sources.insert(source.config.name.clone(), Arc::new(source));
-        }
+        let forward_all = config.forward_to.is_some();
+        let sources = build_sources(&config.sources, forward_all, false)?;
         let machine_queue = machine_queue(&store, &clock, &events);
         Ok(Self(Arc::new(Inner {
-            sources,
+            sources: Arc::new(RwLock::new(Arc::new(sources))),
+            forward_all,
+            worker_for_all: false,
             store,
             events,
             clock,
@@ -130,6 +109,42 @@ impl Receiver {
             machine_skipped: Arc::default(),
             machines: crate::objects::Machines::default(),
         })))
+    }
+
+    /// The source named `name`, as configured now.
+    pub(crate) fn source(&self, name: &str) -> Option<Arc<Source>> {
+        self.0
+            .sources
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .cloned()
+    }
+
+    /// The sources' configurations, by name.
+    pub fn source_configs(&self) -> Vec<SourceConfig> {
+        let map = Arc::clone(
+            &self
+                .0
+                .sources
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let mut configs: Vec<SourceConfig> = map.values().map(|s| s.config.clone()).collect();
+        configs.sort_by(|a, b| a.name.cmp(&b.name));
+        configs
+    }
+
+    /// Replaces every source (requests already under way finish with the sources they
+    /// started with). Fails, changing nothing, when a source's settings are invalid.
+    pub fn set_sources(&self, sources: &[SourceConfig]) -> Result<(), ServerError> {
+        let map = build_sources(sources, self.0.forward_all, self.0.worker_for_all)?;
+        *self
+            .0
+            .sources
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(map);
+        Ok(())
     }
 
     /// With the worker's wake-up ([`crate::pipeline::Worker::waker`]), poked whenever a
@@ -146,19 +161,14 @@ impl Receiver {
     /// [`crate::pipeline::Handler`] on every source.
     pub fn with_worker_for_every_source(self) -> Self {
         let mut inner = Arc::unwrap_or_clone(self.0);
-        inner.sources = inner
-            .sources
-            .into_iter()
-            .map(|(name, source)| {
-                let source = Source {
-                    config: source.config.clone(),
-                    scheme: Arc::clone(&source.scheme),
-                    verify: source.verify.clone(),
-                    forwards: true,
-                };
-                (name, Arc::new(source))
-            })
-            .collect();
+        let configs: Vec<SourceConfig> = {
+            let map = inner.sources.read().unwrap_or_else(PoisonError::into_inner);
+            map.values().map(|s| s.config.clone()).collect()
+        };
+        inner.worker_for_all = true;
+        // Built from settings that were valid a moment ago: this cannot fail.
+        let map = build_sources(&configs, inner.forward_all, true).unwrap_or_default();
+        inner.sources = Arc::new(RwLock::new(Arc::new(map)));
         Self(Arc::new(inner))
     }
 
@@ -184,7 +194,14 @@ impl Receiver {
 
 impl std::fmt::Debug for Receiver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut names: Vec<&str> = self.0.sources.keys().map(String::as_str).collect();
+        let map = Arc::clone(
+            &self
+                .0
+                .sources
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let mut names: Vec<&str> = map.keys().map(String::as_str).collect();
         names.sort_unstable();
         f.debug_struct("Receiver")
             .field("sources", &names)
@@ -192,6 +209,45 @@ impl std::fmt::Debug for Receiver {
             .field("public_url", &self.0.public_url)
             .finish_non_exhaustive()
     }
+}
+
+type SourceMap = HashMap<String, Arc<Source>>;
+
+/// Builds every source's scheme and verification settings once. `forward_all`: the config's
+/// global `forward_to` is set; `worker_for_all`: every source's deliveries go to the worker.
+fn build_sources(
+    configs: &[SourceConfig],
+    forward_all: bool,
+    worker_for_all: bool,
+) -> Result<SourceMap, ServerError> {
+    let mut sources = HashMap::new();
+    for source in configs {
+        let scheme = provider::scheme(source.provider, &source.options).map_err(|e| {
+            crate::config::ConfigError::invalid(format!("source `{}`", source.name), e.to_string())
+        })?;
+        let mut verify = VerifyConfig::new(source.provider, source.secrets.clone());
+        verify.options = source.options.clone();
+        verify.tolerance_secs = source.tolerance;
+        verify.other_secrets = configs
+            .iter()
+            .filter(|other| other.name != source.name)
+            .flat_map(|other| {
+                let label = format!("source \"{}\"", other.name);
+                other
+                    .secrets
+                    .iter()
+                    .map(move |s| (label.clone(), s.clone()))
+            })
+            .collect();
+        let source = Source {
+            config: source.clone(),
+            scheme: Arc::from(scheme),
+            verify,
+            forwards: worker_for_all || forward_all || source.forward_to.is_some(),
+        };
+        sources.insert(source.config.name.clone(), Arc::new(source));
+    }
+    Ok(sources)
 }
 
 /// How many committed deliveries may wait for the state machines.
