@@ -110,10 +110,13 @@ if (desktop && existsSync(desktop)) {
   });
   await new Promise((r) => setTimeout(r, 15_000));
   const tree = [app.pid, ...descendants(app.pid)];
-  const rss = tree.map((pid) => ({ pid, name: readFileSync(`/proc/${pid}/comm`, "utf8").trim(), kb: rssKb(pid) }));
+  const rss = tree.map((pid) => ({ pid, name: readFileSync(`/proc/${pid}/comm`, "utf8").trim(), kb: rssKb(pid), pss: pssKb(pid) }));
   const total = rss.reduce((sum, p) => sum + p.kb, 0);
-  console.log(`| desktop resident memory when idle, MB (the app + its WebKit processes) | ${(rss[0].kb / 1024).toFixed(0)} + ${((total - rss[0].kb) / 1024).toFixed(0)} = ${(total / 1024).toFixed(0)} |`);
-  console.error(rss.map((p) => `  ${p.name} ${(p.kb / 1024).toFixed(1)} MB`).join("\n"));
+  const totalPss = rss.reduce((sum, p) => sum + p.pss, 0);
+  const mb = (kb) => (kb / 1024).toFixed(0);
+  console.log(`| desktop resident memory when idle, MB RSS (the app + its WebKit processes) | ${mb(rss[0].kb)} + ${mb(total - rss[0].kb)} = ${mb(total)} |`);
+  console.log(`| the same, MB PSS (shared libraries counted once across the processes) | ${mb(rss[0].pss)} + ${mb(totalPss - rss[0].pss)} = ${mb(totalPss)} |`);
+  console.error(rss.map((p) => `  ${p.name} RSS ${(p.kb / 1024).toFixed(1)} MB, PSS ${(p.pss / 1024).toFixed(1)} MB`).join("\n"));
   app.kill("SIGTERM");
   await new Promise((r) => app.once("exit", r));
   xvfb.kill();
@@ -133,6 +136,15 @@ function descendants(pid) {
     }
   }
   return children;
+}
+
+function pssKb(pid) {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    return Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 function rssKb(pid) {
