@@ -13,7 +13,7 @@ use hooklab_server::runtime::{self, Running};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tauri::{RunEvent, WebviewUrl, WebviewWindowBuilder};
+use tauri::{Manager as _, RunEvent, WebviewUrl, WebviewWindowBuilder};
 
 /// Hooklab desktop: the webhook receiver, inspector and replay lab in a window.
 #[derive(Debug, Parser)]
@@ -35,6 +35,48 @@ struct Args {
     /// Print one JSON line with the receiver and control API addresses once started.
     #[arg(long)]
     print_ready: bool,
+    /// Where the window's size is remembered [default: window.json in the platform config
+    /// folder].
+    #[arg(long, value_name = "FILE", hide = true)]
+    window_state: Option<PathBuf>,
+}
+
+/// The window's size, remembered between runs (logical pixels).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+struct WindowState {
+    width: f64,
+    height: f64,
+}
+
+impl WindowState {
+    const DEFAULT: Self = Self {
+        width: 1280.0,
+        height: 800.0,
+    };
+
+    /// The remembered size, or the default (also for a missing, unreadable or absurd file).
+    fn load(path: Option<&std::path::Path>) -> Self {
+        path.and_then(|p| std::fs::read(p).ok())
+            .and_then(|bytes| serde_json::from_slice::<Self>(&bytes).ok())
+            .filter(|s| {
+                (720.0..=16384.0).contains(&s.width) && (480.0..=16384.0).contains(&s.height)
+            })
+            .unwrap_or(Self::DEFAULT)
+    }
+
+    fn save(self, path: &std::path::Path) {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(bytes) = serde_json::to_vec(&self) {
+            if let Err(e) = std::fs::write(path, bytes) {
+                tracing::warn!(
+                    "cannot remember the window's size in {}: {e}",
+                    path.display()
+                );
+            }
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -129,11 +171,16 @@ fn run(args: Args) -> anyhow::Result<()> {
         StopSignals::register()?
     };
     let mut stop = Some(stop);
+    let state_path = args.window_state.clone().or_else(|| {
+        directories::ProjectDirs::from("dev", "hooklab", "hooklab")
+            .map(|d| d.config_dir().join("window.json"))
+    });
+    let remembered = WindowState::load(state_path.as_deref());
     let app = tauri::Builder::default()
         .setup(move |app| {
             WebviewWindowBuilder::new(app, "main", WebviewUrl::External(window_url.clone()))
                 .title("Hooklab")
-                .inner_size(1280.0, 800.0)
+                .inner_size(remembered.width, remembered.height)
                 .min_inner_size(720.0, 480.0)
                 .build()?;
             // SIGINT / SIGTERM close the app the way its window does: a graceful shutdown.
@@ -150,8 +197,30 @@ fn run(args: Args) -> anyhow::Result<()> {
         .context("cannot start the desktop window (is a display available?)")?;
 
     let mut running = Some(running);
-    app.run(move |_app, event| {
+    let mut size = remembered;
+    app.run(move |app, event| {
+        if let RunEvent::WindowEvent {
+            event: tauri::WindowEvent::Resized(physical),
+            label,
+            ..
+        } = &event
+        {
+            let scale = app
+                .get_webview_window(label)
+                .and_then(|w| w.scale_factor().ok())
+                .unwrap_or(1.0);
+            let logical = physical.to_logical::<f64>(scale);
+            if logical.width >= 1.0 && logical.height >= 1.0 {
+                size = WindowState {
+                    width: logical.width,
+                    height: logical.height,
+                };
+            }
+        }
         if let RunEvent::Exit = event {
+            if let Some(path) = &state_path {
+                size.save(path);
+            }
             if let Some(running) = running.take() {
                 // Stop accepting, finish in-flight requests, commit: as `hooklab listen` does.
                 if let Err(e) = tokio.block_on(running.shutdown()) {

@@ -105,7 +105,12 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
         format!("[[source]]\nname = \"stripe\"\nprovider = \"stripe\"\nsecret = \"{SECRET}\"\n"),
     )
     .unwrap();
+    // A remembered window size from an earlier run.
+    let window_state = dir.path().join("window.json");
+    std::fs::write(&window_state, r#"{"width": 900.0, "height": 640.0}"#).unwrap();
     let mut app = Command::new(BIN)
+        .arg("--window-state")
+        .arg(&window_state)
         .arg("--db")
         .arg(&db)
         .arg("--config")
@@ -140,6 +145,19 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+
+    // It opens at the remembered size.
+    let info = Command::new("xwininfo")
+        .args(["-display", &display.name, "-name", "Hooklab"])
+        .output()
+        .unwrap();
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("Width: 900") && info.contains("Height: 640"),
+        "the remembered size is restored:\n{info}"
+    );
+    // Spoil the file: what it holds after exit can only be the app's own write.
+    std::fs::write(&window_state, "spoiled").unwrap();
 
     // The window runs the UI: WebKit loaded it from the control API, the UI read its token
     // and opened the live stream (the API counts open streams in /api/health).
@@ -226,6 +244,13 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
     };
     assert!(status.success(), "exit status {status}");
     assert!(!discovery.exists(), "the discovery file is removed on exit");
+    let remembered: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&window_state).unwrap()).unwrap();
+    assert_eq!(
+        (remembered["width"].as_f64(), remembered["height"].as_f64()),
+        (Some(900.0), Some(640.0)),
+        "the size is remembered on exit"
+    );
     let leftover = Command::new("pgrep").args(["-P", &pid]).output().unwrap();
     assert!(
         leftover.stdout.is_empty(),
