@@ -128,3 +128,21 @@ pub(crate) fn parse_header(s: &str) -> anyhow::Result<(String, Vec<u8>)> {
     }
     Ok((name.to_string(), value.trim().as_bytes().to_vec()))
 }
+
+/// The running `hooklab listen` (or desktop app) on the database `db` names, found through the
+/// discovery file beside it.
+pub(crate) fn running_instance(
+    db: &crate::cli::DbArg,
+) -> anyhow::Result<hooklab_server::control::discovery::Discovery> {
+    use anyhow::Context as _;
+    let db = db_path(db)?;
+    let path = hooklab_server::control::discovery::path_beside(&db);
+    hooklab_server::control::discovery::Discovery::read(&path).with_context(|| {
+        format!(
+            "no running `hooklab listen` for {} (cannot read {}); start one, or pass the \
+             --db it uses",
+            db.display(),
+            path.display()
+        )
+    })
+}

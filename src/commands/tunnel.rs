@@ -1,26 +1,16 @@
 //! `hooklab tunnel status`: asks the running `hooklab listen` (found through the discovery
 //! file beside its database) about its tunnel, over the loopback control API.
 
-use super::db_path;
 use crate::cli::TunnelStatusArgs;
 use crate::output;
 use anyhow::Context as _;
-use hooklab_server::control::{client, discovery};
+use hooklab_server::control::client;
 use hooklab_server::tunnel::{TunnelState, TunnelStatus};
 use std::process::ExitCode;
 
 /// Exit status 0 when the tunnel is up, 1 otherwise (down, reconnecting, off, no instance).
 pub(crate) fn status(args: TunnelStatusArgs) -> anyhow::Result<ExitCode> {
-    let db = db_path(&args.db)?;
-    let path = discovery::path_beside(&db);
-    let found = discovery::Discovery::read(&path).with_context(|| {
-        format!(
-            "no running `hooklab listen` for {} (cannot read {}); start one, or pass the \
-             --db it uses",
-            db.display(),
-            path.display()
-        )
-    })?;
+    let found = super::running_instance(&args.db)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

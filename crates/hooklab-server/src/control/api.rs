@@ -278,6 +278,20 @@ fn limit(params: &[(String, String)], default: u32) -> Result<u32, Problem> {
         .clamp(1, PAGE_MAX))
 }
 
+/// The request's JSON body as a `T`; a 400 that starts with `expected` when it is not one.
+async fn read_json<T: serde::de::DeserializeOwned>(
+    req: Request,
+    expected: &str,
+) -> Result<T, Problem> {
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map_err(|_| Problem::bad("the request body could not be read"))?
+        .to_bytes();
+    serde_json::from_slice(&body).map_err(|e| Problem::bad(format!("{expected}: {e}")))
+}
+
 fn id(text: &str) -> Result<DeliveryId, Problem> {
     text.parse()
         .map_err(|_| Problem::bad(format!("`{text}` is not a delivery id")))
@@ -515,17 +529,8 @@ pub(super) struct Selection {
 }
 
 async fn resolve_dlq(data: &DataState, req: Request, redrive: bool) -> Answer {
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map_err(|_| Problem::bad("the request body could not be read"))?
-        .to_bytes();
-    let selection: Selection = serde_json::from_slice(&body).map_err(|e| {
-        Problem::bad(format!(
-            "expected {{\"jobs\": [ids]}} or {{\"all\": true}}: {e}"
-        ))
-    })?;
+    let selection: Selection =
+        read_json(req, "expected {\"jobs\": [ids]} or {\"all\": true}").await?;
     let jobs = match (selection.jobs, selection.all) {
         (Some(jobs), false) if !jobs.is_empty() => Some(jobs),
         (None, true) => None,
@@ -637,14 +642,7 @@ async fn change_source(data: &DataState, req: Request, editing: Option<&str>) ->
             "this Hooklab keeps no sources file, so sources cannot be changed from the UI",
         ));
     };
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map_err(|_| Problem::bad("the request body could not be read"))?
-        .to_bytes();
-    let input: SourceInput =
-        serde_json::from_slice(&body).map_err(|e| Problem::bad(format!("not a source: {e}")))?;
+    let input: SourceInput = read_json(req, "not a source").await?;
     let provider: hooklab_core::provider::ProviderId = input.provider.parse().map_err(|_| {
         Problem::bad(format!(
             "unknown provider `{}` (see /api/providers)",
@@ -788,14 +786,7 @@ pub(super) struct TestEventRequest {
 /// the receiver, so it is recorded, verified, deduplicated and processed like any delivery.
 async fn test_event(data: &DataState, req: Request) -> Answer {
     use hooklab_core::provider::{self, SignInput};
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map_err(|_| Problem::bad("the request body could not be read"))?
-        .to_bytes();
-    let wanted: TestEventRequest = serde_json::from_slice(&body)
-        .map_err(|e| Problem::bad(format!("expected {{\"source\": NAME}}: {e}")))?;
+    let wanted: TestEventRequest = read_json(req, "expected {\"source\": NAME}").await?;
     let source = data
         .source_configs()
         .into_iter()
