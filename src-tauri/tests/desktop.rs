@@ -185,21 +185,29 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
     // A screenshot of the display shows real content, not a blank window: the UI's header,
     // theme colours and text make hundreds of distinct colours; a blank window has a handful.
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("desktop-window.png");
-    let captured = Command::new("import")
-        .args(["-display", &display.name, "-window", "root"])
-        .arg(&shot)
-        .status()
-        .expect("`import` is not installed: `apt-get install imagemagick`");
-    assert!(captured.success(), "import could not capture the display");
-    let colours = Command::new("identify")
-        .args(["-format", "%k"])
-        .arg(&shot)
-        .output()
-        .expect("identify runs");
-    let colours: u32 = String::from_utf8_lossy(&colours.stdout)
-        .trim()
-        .parse()
-        .unwrap_or(0);
+    let started = Instant::now();
+    let colours = loop {
+        let captured = Command::new("import")
+            .args(["-display", &display.name, "-window", "root"])
+            .arg(&shot)
+            .status()
+            .expect("`import` is not installed: `apt-get install imagemagick`");
+        assert!(captured.success(), "import could not capture the display");
+        let out = Command::new("identify")
+            .args(["-format", "%k"])
+            .arg(&shot)
+            .output()
+            .expect("identify runs");
+        let colours: u32 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        // The first paint may follow the stream by a moment (software rendering).
+        if colours > 50 || started.elapsed() > Duration::from_secs(30) {
+            break colours;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
     assert!(
         colours > 50,
         "the window looks blank ({colours} colours); see {}",
