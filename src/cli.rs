@@ -27,6 +27,11 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Receive webhooks: record every request byte-exact with its signature verdict.
     Listen(Box<ListenArgs>),
+    /// Production mode: the receiver and its workers on PostgreSQL; run several replicas on
+    /// one database behind a load balancer.
+    Serve(Box<ServeArgs>),
+    /// Create or upgrade a database's schema (PostgreSQL URL or SQLite file).
+    Migrate(MigrateArgs),
     /// Check a captured request's signature offline, with a diagnosis when it fails.
     Verify(VerifyArgs),
     /// Print the headers a provider would send for a body (to test your own verifier).
@@ -101,11 +106,20 @@ pub(crate) struct DbArg {
     after_help = "Examples:\n  hooklab listen --source stripe=stripe:whsec_...\n  hooklab listen --source gh=github:env:GITHUB_WEBHOOK_SECRET --port 9000 --json\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks \\\n      --retry-schedule stripe --time-scale 4320   # Stripe's 3 days of retries in a minute\n  hooklab listen --config hooklab.toml\n  hooklab listen --source pay=stripe:whsec_... --tunnel              # localhost.run, HTTPS\n  hooklab listen --source pay=stripe:whsec_... --tunnel bore         # bore.pub, plain HTTP\n  hooklab listen --source pay=stripe:whsec_... --tunnel ssh --ssh me@my.host --ssh-remote-port 8080"
 )]
 pub(crate) struct ListenArgs {
+    #[command(flatten)]
+    pub(crate) receiver: ReceiverArgs,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    #[command(flatten, next_help_heading = "Tunnel")]
+    pub(crate) tunnel: TunnelArgs,
+}
+
+/// What `listen` and `serve` share: the receiver, its sources, forwarding, reconciliation.
+#[derive(Debug, Args)]
+pub(crate) struct ReceiverArgs {
     /// A TOML config file with sources, secrets and responses (flags override it).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
-    #[command(flatten)]
-    pub(crate) db: DbArg,
     /// The address to listen on. Keep 127.0.0.1 unless you know why: a tunnel exposes it.
     #[arg(long, value_name = "ADDR")]
     pub(crate) host: Option<String>,
@@ -156,8 +170,38 @@ pub(crate) struct ListenArgs {
     pub(crate) json: bool,
     #[command(flatten, next_help_heading = "Reconciliation")]
     pub(crate) reconcile_apis: ApiArgs,
-    #[command(flatten, next_help_heading = "Tunnel")]
-    pub(crate) tunnel: TunnelArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hooklab migrate --database postgres://hooklab@db.internal/hooklab\n  hooklab serve --database postgres://hooklab@db.internal/hooklab --host 0.0.0.0 --port 8080 \\\n      --source pay=stripe:env:STRIPE_WEBHOOK_SECRET --forward-to http://127.0.0.1:3000/webhooks"
+)]
+pub(crate) struct ServeArgs {
+    /// The PostgreSQL database every replica shares: postgres://USER[:PASSWORD]@HOST[:PORT]/DB
+    #[arg(
+        long,
+        env = "HOOKLAB_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) database: String,
+    /// Connections this replica keeps to the database [default: 32]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) pool_size: Option<u16>,
+    #[command(flatten)]
+    pub(crate) receiver: ReceiverArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MigrateArgs {
+    /// postgres://… (or postgresql://…), or a SQLite file (a path or sqlite://PATH).
+    #[arg(
+        long,
+        env = "HOOKLAB_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) database: String,
 }
 
 /// `listen`'s tunnel flags; they fill the same settings as `[tunnel]` in the config.

@@ -6,6 +6,7 @@ mod listen;
 mod objects;
 mod providers;
 pub(crate) mod reconcile;
+mod serve;
 mod sign;
 mod tunnel;
 mod verify;
@@ -22,6 +23,8 @@ use std::process::ExitCode;
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Listen(args) => listen::run(*args),
+        Command::Serve(args) => serve::run(*args),
+        Command::Migrate(args) => serve::migrate(args),
         Command::Verify(args) => verify::run(args),
         Command::Sign(args) => sign::run(args),
         Command::Events(EventsCommand::List(args)) => events::list(args),
