@@ -42,7 +42,7 @@ const MIGRATIONS: &[Migration] = &[
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Any fixed number: the advisory lock that serialises migrations across replicas.
-const MIGRATION_LOCK: i64 = 0x686f_6f6b_6c61_62; // "hooklab"
+const MIGRATION_LOCK: i64 = 0x0068_6f6f_6b6c_6162; // "hooklab" in ASCII
 
 /// Version 1: the raw event log. `BIGINT GENERATED … AS IDENTITY` never reuses an id. Ids
 /// follow insert order; with several replicas a smaller id may become visible a moment after
