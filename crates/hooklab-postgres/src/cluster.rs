@@ -337,38 +337,7 @@ pub fn test_server() -> Result<&'static TestServer, ClusterError> {
 impl TestServer {
     /// A new, empty database on the server; returns its URL.
     pub async fn fresh_database(&self) -> Result<String, ClusterError> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let name = format!(
-            "hooklab_test_{}_{}_{nanos}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let client = loop {
-            match tokio_postgres::connect(&self.admin_url, tokio_postgres::NoTls).await {
-                Ok((client, connection)) => {
-                    tokio::spawn(connection);
-                    break client;
-                }
-                Err(e) if Instant::now() > deadline => {
-                    return Err(fail(format!("connecting to {}: {e}", self.admin_url)));
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            }
-        };
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .await
-            .map_err(|e| {
-                fail(format!(
-                    "CREATE DATABASE {name}: {}",
-                    crate::error::describe(&e)
-                ))
-            })?;
-        Ok(with_database(&self.admin_url, &name))
+        create_database(&self.admin_url, "hooklab_test").await
     }
 
     /// [`TestServer::fresh_database`] for code outside a runtime.
@@ -379,6 +348,44 @@ impl TestServer {
             .map_err(|e| fail(format!("starting a runtime: {e}")))?
             .block_on(self.fresh_database())
     }
+}
+
+/// Creates a new, empty database named `PREFIX_PID_N_NANOS` on the server at `admin_url` (a
+/// role that may `CREATE DATABASE`), retrying the connection while the server starts up;
+/// returns the new database's URL.
+pub async fn create_database(admin_url: &str, prefix: &str) -> Result<String, ClusterError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let name = format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let client = loop {
+        match tokio_postgres::connect(admin_url, tokio_postgres::NoTls).await {
+            Ok((client, connection)) => {
+                tokio::spawn(connection);
+                break client;
+            }
+            Err(e) if Instant::now() > deadline => {
+                return Err(fail(format!("connecting to {admin_url}: {e}")));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .map_err(|e| {
+            fail(format!(
+                "CREATE DATABASE {name}: {}",
+                crate::error::describe(&e)
+            ))
+        })?;
+    Ok(with_database(admin_url, &name))
 }
 
 /// `url` with its database replaced by `name` (query parameters kept).
