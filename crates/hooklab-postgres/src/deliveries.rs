@@ -9,18 +9,12 @@ use hooklab_core::clock::UnixMillis;
 use hooklab_core::metadata::Metadata;
 use hooklab_core::provider::ProviderId;
 use hooklab_core::store::{
-    Delivery, DeliveryFilter, DeliveryId, DeliverySummary, NewDelivery, StoreError,
-    verdict_from_json, verdict_to_json,
+    Delivery, DeliveryFilter, DeliveryId, DeliverySummary, KeyOutcome, KeyStatus, NewDelivery,
+    Recorded, StoreError, verdict_from_json, verdict_to_json,
 };
 use hooklab_core::verdict::Status;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Row, Transaction};
-
-const INSERT: &str = "INSERT INTO deliveries (received_at, source, provider, method, path, \
-     query, headers, body, body_size, body_refused, remote_addr, verdict, reason, verdict_json, \
-     event_id, event_type, object_id, idempotency_key, provider_time, response_status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-     $19, $20) RETURNING id";
+use tokio_postgres::{Client, Row};
 
 const SELECT_ONE: &str = "SELECT id, received_at, source, provider, method, path, query, \
      headers, body, body_size, body_refused, remote_addr, verdict_json, event_id, event_type, \
@@ -41,11 +35,43 @@ pub(crate) fn limit(asked: Option<u32>) -> i64 {
     i64::from(asked.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT))
 }
 
-/// Appends one delivery inside the caller's transaction and returns its id.
-pub(crate) async fn insert(
-    tx: &Transaction<'_>,
+/// The whole write path of one delivery as ONE statement (one round trip, one implicit
+/// transaction): take the delivery's id, claim its key with `INSERT … ON CONFLICT … DO UPDATE
+/// … RETURNING` (a concurrent claim of the same key waits for this statement's commit and then
+/// takes the `DO UPDATE` branch), insert the delivery with `duplicate_of` already decided by
+/// the claim, and enqueue its job when it is to be processed (no key, or the claim made it the
+/// key's current delivery). The same steps, in the same transaction, as SQLite's writer.
+const RECORD: &str = "WITH i AS (SELECT nextval(pg_get_serial_sequence('deliveries', 'id')) AS id), \
+     k AS (INSERT INTO idempotency_keys AS k (scope, key, status, first_delivery, \
+             current_delivery, deliveries, first_seen, last_seen) \
+           SELECT $21, $22, $23, i.id, i.id, 1, $1, $1 FROM i WHERE $24 \
+           ON CONFLICT (scope, key) DO UPDATE SET \
+             deliveries = k.deliveries + 1, \
+             last_seen = GREATEST(k.last_seen, excluded.last_seen), \
+             current_delivery = CASE WHEN k.status = 'failed' THEN excluded.current_delivery \
+                                     ELSE k.current_delivery END, \
+             status = CASE WHEN k.status = 'failed' THEN excluded.status ELSE k.status END \
+           RETURNING first_delivery, current_delivery, deliveries, status), \
+     d AS (INSERT INTO deliveries (id, received_at, source, provider, method, path, query, \
+             headers, body, body_size, body_refused, remote_addr, verdict, reason, verdict_json, \
+             event_id, event_type, object_id, idempotency_key, provider_time, response_status, \
+             duplicate_of) OVERRIDING SYSTEM VALUE \
+           SELECT i.id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+             $17, $18, $19, $20, NULLIF(k.first_delivery, i.id) \
+           FROM i LEFT JOIN k ON true RETURNING id), \
+     j AS (INSERT INTO jobs (delivery_id, source, scope, key, state, run_at, created_at, \
+             updated_at) \
+           SELECT i.id, $2, $21, $22, 'ready', $1, $1, $1 FROM i LEFT JOIN k ON true \
+           WHERE $25 AND (NOT $24 OR k.current_delivery = i.id) RETURNING id) \
+     SELECT i.id, k.first_delivery, k.current_delivery, k.deliveries, k.status, \
+       (SELECT id FROM j) \
+     FROM i LEFT JOIN k ON true";
+
+/// Records one delivery (see [`RECORD`]).
+pub(crate) async fn record(
+    client: &Client,
     d: &NewDelivery,
-) -> Result<DeliveryId, tokio_postgres::Error> {
+) -> Result<Recorded, tokio_postgres::Error> {
     let m = &d.metadata;
     let provider = d.provider.map(|p| p.as_str());
     let headers = headers::encode(&d.headers);
@@ -55,9 +81,13 @@ pub(crate) async fn insert(
     let verdict_json = verdict_to_json(&d.verdict);
     let provider_time = m.provider_time.map(|t| t.0);
     let status = i32::from(d.response_status);
-    let row = tx
+    let claimed = d.idempotency.is_some();
+    let scope = d.idempotency.as_ref().map(|c| c.scope.as_str());
+    let key = d.idempotency.as_ref().map(|c| c.key.as_str());
+    let key_status = d.idempotency.as_ref().map(|c| c.status.as_str());
+    let row = client
         .query_typed_one(
-            INSERT,
+            RECORD,
             &[
                 (&d.received_at.0, Type::INT8),
                 (&d.source, Type::TEXT),
@@ -79,10 +109,34 @@ pub(crate) async fn insert(
                 (&m.idempotency_key, Type::TEXT),
                 (&provider_time, Type::INT8),
                 (&status, Type::INT4),
+                (&scope, Type::TEXT),
+                (&key, Type::TEXT),
+                (&key_status, Type::TEXT),
+                (&claimed, Type::BOOL),
+                (&d.enqueue, Type::BOOL),
             ],
         )
         .await?;
-    Ok(row.get(0))
+    let id: DeliveryId = row.get(0);
+    let key = match row.get::<_, Option<i64>>(1) {
+        Some(first) => {
+            let current: i64 = row.get(2);
+            let status: &str = row.get(4);
+            Some(KeyOutcome {
+                first_delivery: first,
+                duplicate: first != id,
+                process: current == id,
+                deliveries: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
+                status: KeyStatus::parse(status).unwrap_or(KeyStatus::Processing),
+            })
+        }
+        None => None,
+    };
+    Ok(Recorded {
+        id,
+        key,
+        job: row.get(5),
+    })
 }
 
 /// One delivery, whole.

@@ -1,74 +1,23 @@
 //! Idempotency by a constraint, as on SQLite: `idempotency_keys` has a primary key on
 //! `(scope, key)`, and a delivery claims its key with `INSERT … ON CONFLICT DO UPDATE …
-//! RETURNING` in the same transaction as its raw record. Across replicas the constraint does
-//! the work: a concurrent insert of the same key waits for the first transaction and then
-//! takes the `DO UPDATE` branch, so exactly one delivery sees `current_delivery` = its own id.
+//! RETURNING` in the same statement as its raw record (`deliveries::RECORD`). Across replicas
+//! the constraint does the work: a concurrent insert of the same key waits for the first
+//! transaction and then takes the `DO UPDATE` branch, so exactly one delivery sees
+//! `current_delivery` = its own id. This module sets statuses and lists keys.
 
 use crate::deliveries::limit;
 use crate::error::pg_error;
 use crate::sql::{Param, Params};
 use hooklab_core::clock::UnixMillis;
-use hooklab_core::store::{
-    DeliveryId, IdempotencyClaim, IdempotencyRecord, KeyFilter, KeyOutcome, KeyStatus, StoreError,
-};
+use hooklab_core::store::{IdempotencyRecord, KeyFilter, KeyStatus, StoreError};
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Row, Transaction};
-
-const CLAIM: &str = "INSERT INTO idempotency_keys AS k \
-     (scope, key, status, first_delivery, current_delivery, deliveries, first_seen, last_seen) \
-     VALUES ($1, $2, $3, $4, $4, 1, $5, $5) \
-     ON CONFLICT (scope, key) DO UPDATE SET \
-       deliveries = k.deliveries + 1, \
-       last_seen = GREATEST(k.last_seen, excluded.last_seen), \
-       current_delivery = CASE WHEN k.status = 'failed' THEN excluded.current_delivery \
-                               ELSE k.current_delivery END, \
-       status = CASE WHEN k.status = 'failed' THEN excluded.status ELSE k.status END \
-     RETURNING first_delivery, current_delivery, deliveries, status";
-
-const MARK_DUPLICATE: &str = "UPDATE deliveries SET duplicate_of = $1 WHERE id = $2";
+use tokio_postgres::{Client, Row};
 
 pub(crate) const SET_STATUS: &str =
     "UPDATE idempotency_keys SET status = $3 WHERE scope = $1 AND key = $2";
 
 const SELECT: &str = "SELECT scope, key, status, first_delivery, deliveries, first_seen, \
      last_seen FROM idempotency_keys";
-
-/// Claims `claim.key` for delivery `id` (already inserted in this transaction).
-pub(crate) async fn claim(
-    tx: &Transaction<'_>,
-    id: DeliveryId,
-    claim: &IdempotencyClaim,
-    at: UnixMillis,
-) -> Result<KeyOutcome, tokio_postgres::Error> {
-    let row = tx
-        .query_typed_one(
-            CLAIM,
-            &[
-                (&claim.scope, Type::TEXT),
-                (&claim.key, Type::TEXT),
-                (&claim.status.as_str(), Type::TEXT),
-                (&id, Type::INT8),
-                (&at.0, Type::INT8),
-            ],
-        )
-        .await?;
-    let first: i64 = row.get(0);
-    let current: i64 = row.get(1);
-    let deliveries: i64 = row.get(2);
-    let status: &str = row.get(3);
-    let duplicate = first != id;
-    if duplicate {
-        tx.execute_typed(MARK_DUPLICATE, &[(&first, Type::INT8), (&id, Type::INT8)])
-            .await?;
-    }
-    Ok(KeyOutcome {
-        first_delivery: first,
-        duplicate,
-        process: current == id,
-        deliveries: u64::try_from(deliveries).unwrap_or(0),
-        status: KeyStatus::parse(status).unwrap_or(KeyStatus::Processing),
-    })
-}
 
 /// Sets a key's status; `false` when there is no such key.
 pub(crate) async fn set_status(

@@ -1,5 +1,5 @@
 //! The outbox (`jobs`, `attempts`), as on SQLite: a job is written in its delivery's
-//! transaction; workers of every replica lease due jobs with `SELECT … FOR UPDATE SKIP
+//! statement (`deliveries::RECORD`); workers of every replica lease due jobs with `SELECT … FOR UPDATE SKIP
 //! LOCKED` (two replicas never lease the same job, and neither waits for the other's rows),
 //! with a visibility timeout: a crashed replica's job is due again once its lease expires.
 //! Finishing checks that the lease is still this attempt's, in the same transaction that
@@ -12,7 +12,7 @@ use crate::idempotency::SET_STATUS;
 use crate::sql::{Param, Params};
 use hooklab_core::clock::UnixMillis;
 use hooklab_core::store::{
-    Attempt, AttemptRecord, DeadLetter, DeadLetterFilter, DeliveryId, JobId, JobOutcome, KeyStatus,
+    Attempt, AttemptRecord, DeadLetter, DeadLetterFilter, DeliveryId, JobOutcome, KeyStatus,
     LeasedJob, StoreError,
 };
 use tokio_postgres::types::Type;
@@ -20,9 +20,6 @@ use tokio_postgres::{Client, Row, Transaction};
 
 /// The most response-body bytes an attempt keeps (as SQLite).
 const MAX_RESPONSE_BODY: usize = 64 * 1024;
-
-const INSERT: &str = "INSERT INTO jobs (delivery_id, source, scope, key, state, run_at, \
-     created_at, updated_at) VALUES ($1, $2, $3, $4, 'ready', $5, $5, $5) RETURNING id";
 
 /// Expired leases first (the oldest work), then ready jobs by `run_at`, each read from its
 /// partial index and locked with `SKIP LOCKED`; rows another replica is leasing right now are
@@ -57,31 +54,6 @@ const SELECT_DEAD: &str = "SELECT j.id, j.delivery_id, j.source, d.event_id, d.e
 const SELECT_ATTEMPTS: &str = "SELECT job_id, delivery_id, attempt, started_at, duration_ms, \
      target, status, response_headers, response_body, error FROM attempts \
      WHERE delivery_id = $1 ORDER BY id";
-
-/// Writes the job for delivery `id` (inside the delivery's own transaction).
-pub(crate) async fn enqueue(
-    tx: &Transaction<'_>,
-    delivery: DeliveryId,
-    source: &str,
-    key: Option<(&str, &str)>,
-    at: UnixMillis,
-) -> Result<JobId, tokio_postgres::Error> {
-    let scope = key.map(|k| k.0);
-    let key = key.map(|k| k.1);
-    let row = tx
-        .query_typed_one(
-            INSERT,
-            &[
-                (&delivery, Type::INT8),
-                (&source, Type::TEXT),
-                (&scope, Type::TEXT),
-                (&key, Type::TEXT),
-                (&at.0, Type::INT8),
-            ],
-        )
-        .await?;
-    Ok(row.get(0))
-}
 
 /// Leases up to `limit` due jobs until `now + lease_ms` in one statement.
 pub(crate) async fn lease(

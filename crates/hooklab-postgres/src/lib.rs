@@ -8,12 +8,14 @@
 //!
 //! # Layout
 //! - `schema`: the tables (one migration per SQLite migration) applied in one transaction.
-//! - `deliveries`, `idempotency`, `jobs`, `objects`: one module per table, as on SQLite.
+//! - `deliveries`, `idempotency`, `jobs`, `objects`: one module per table, as on SQLite;
+//!   `deliveries` also holds the record statement that writes all three of its tables.
 //! - `headers`: the header encoding, byte-identical to SQLite's column.
 //! - `sql`: statements whose conditions depend on a filter.
 //! - [`cluster`]: a throwaway PostgreSQL cluster for tests and benchmarks.
 //!
-//! Durability: `record` resolves after PostgreSQL's `COMMIT` returned, which with the default
+//! Durability: `record` is one statement (claim, delivery and job in one implicit transaction,
+//! one round trip) and resolves after it committed, which with the default
 //! `synchronous_commit = on` means the WAL is flushed (PostgreSQL group-commits concurrent
 //! transactions itself). Every statement is sent with `query_typed` (an unnamed statement,
 //! parameter types given): nothing is prepared across transactions and no session state is
@@ -176,36 +178,13 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-/// Inserts one delivery, claims its key and enqueues its job, in one transaction.
+/// Inserts one delivery, claims its key and enqueues its job: one statement, so one round
+/// trip and one (implicit) transaction.
 async fn record(pool: Pool, delivery: NewDelivery) -> Result<Recorded, StoreError> {
-    let mut client = pool.get().await.map_err(pool_error)?;
-    let tx = client
-        .transaction()
+    let client = pool.get().await.map_err(pool_error)?;
+    deliveries::record(&client, &delivery)
         .await
-        .map_err(pg_error("recording a delivery"))?;
-    let run = async {
-        let id = deliveries::insert(&tx, &delivery).await?;
-        let key = match &delivery.idempotency {
-            Some(claim) => Some(idempotency::claim(&tx, id, claim, delivery.received_at).await?),
-            None => None,
-        };
-        // The job goes in with its delivery: no acknowledged event is ever without it.
-        let job = if delivery.enqueue && key.is_none_or(|k| k.process) {
-            let claimed = delivery
-                .idempotency
-                .as_ref()
-                .map(|c| (c.scope.as_str(), c.key.as_str()));
-            Some(jobs::enqueue(&tx, id, &delivery.source, claimed, delivery.received_at).await?)
-        } else {
-            None
-        };
-        Ok::<_, tokio_postgres::Error>(Recorded { id, key, job })
-    };
-    let recorded = run.await.map_err(pg_error("recording a delivery"))?;
-    tx.commit()
-        .await
-        .map_err(pg_error("committing a delivery"))?;
-    Ok(recorded)
+        .map_err(pg_error("recording a delivery"))
 }
 
 impl Store for PgStore {
