@@ -32,6 +32,10 @@ pub(crate) enum Command {
     Serve(Box<ServeArgs>),
     /// Create or upgrade a database's schema (PostgreSQL URL or SQLite file).
     Migrate(MigrateArgs),
+    /// Write a whole database (SQLite or PostgreSQL) as JSON Lines on standard output.
+    Export(ExportArgs),
+    /// Read an export into a new database of either engine (all or nothing).
+    Import(ImportArgs),
     /// Check a captured request's signature offline, with a diagnosis when it fails.
     Verify(VerifyArgs),
     /// Print the headers a provider would send for a body (to test your own verifier).
@@ -202,6 +206,39 @@ pub(crate) struct MigrateArgs {
         hide_env_values = true
     )]
     pub(crate) database: String,
+}
+
+/// Which database: `--database` (a PostgreSQL URL or a SQLite path) or `--db FILE`.
+#[derive(Debug, Args)]
+pub(crate) struct AnyDatabaseArg {
+    /// postgres://… (or postgresql://…), or a SQLite file (a path or sqlite://PATH).
+    #[arg(
+        long,
+        env = "HOOKLAB_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) database: Option<String>,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example: move a desktop database to production\n  hooklab export --db ~/.local/share/hooklab/hooklab.db > hooklab.jsonl\n  hooklab import --database postgres://hooklab@db.internal/hooklab --file hooklab.jsonl"
+)]
+pub(crate) struct ExportArgs {
+    #[command(flatten)]
+    pub(crate) database: AnyDatabaseArg,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    #[command(flatten)]
+    pub(crate) database: AnyDatabaseArg,
+    /// The export to read [default: standard input]
+    #[arg(long, value_name = "FILE")]
+    pub(crate) file: Option<PathBuf>,
 }
 
 /// `listen`'s tunnel flags; they fill the same settings as `[tunnel]` in the config.

@@ -6,8 +6,9 @@ mod listen;
 mod objects;
 mod providers;
 pub(crate) mod reconcile;
-mod serve;
+pub(crate) mod serve;
 mod sign;
+mod transfer;
 mod tunnel;
 mod verify;
 
@@ -25,6 +26,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Listen(args) => listen::run(*args),
         Command::Serve(args) => serve::run(*args),
         Command::Migrate(args) => serve::migrate(args),
+        Command::Export(args) => transfer::export(args),
+        Command::Import(args) => transfer::import(args),
         Command::Verify(args) => verify::run(args),
         Command::Sign(args) => sign::run(args),
         Command::Events(EventsCommand::List(args)) => events::list(args),

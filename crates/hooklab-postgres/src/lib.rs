@@ -12,6 +12,7 @@
 //!   `deliveries` also holds the record statement that writes all three of its tables.
 //! - `headers`: the header encoding, byte-identical to SQLite's column.
 //! - `sql`: statements whose conditions depend on a filter.
+//! - [`transfer`]: export and import, in the same lines as the SQLite engine's.
 //! - [`cluster`]: a throwaway PostgreSQL cluster for tests and benchmarks.
 //!
 //! Durability: `record` is one statement (claim, delivery and job in one implicit transaction,
@@ -45,6 +46,7 @@ mod jobs;
 mod objects;
 mod schema;
 mod sql;
+pub mod transfer;
 
 pub use schema::SCHEMA_VERSION;
 

@@ -7,6 +7,7 @@
 //! receiver that awaits `record` before answering 2xx never acknowledges an event it could lose.
 
 pub mod sqlite;
+pub mod transfer;
 
 use crate::clock::UnixMillis;
 use crate::metadata::Metadata;
