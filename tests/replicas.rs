@@ -7,6 +7,8 @@
 //!   event still reaches the app, the dead replica's leases expire and another replica
 //!   completes those jobs, and no job is left ready or leased.
 //!
+//! - A replica's feed (its `--json` lines) shows the deliveries another replica recorded.
+//!
 //! The database is a fresh one on `HOOKLAB_TEST_DATABASE_URL`, or on a throwaway cluster this
 //! test process starts (and that stops with it), created with `hooklab migrate`.
 
@@ -28,8 +30,8 @@ use tokio::sync::Barrier;
 struct Serve {
     child: Child,
     addr: String,
-    /// Drained on a thread so the pipe never fills.
-    _lines: Receiver<String>,
+    /// Stdout after the ready line, drained on a thread so the pipe never fills.
+    lines: Receiver<String>,
 }
 
 impl Serve {
@@ -52,11 +54,7 @@ impl Serve {
             .expect("ready.receiver")
             .trim_start_matches("http://")
             .to_string();
-        Self {
-            child,
-            addr,
-            _lines: lines,
-        }
+        Self { child, addr, lines }
     }
 
     fn sigkill(&mut self) {
@@ -330,4 +328,40 @@ async fn try_send(addr: &str, request: &[u8]) -> u16 {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_announces_what_another_replica_recorded() {
+    let url = database().await;
+    let app = App::start(Answer::Status(200)).await;
+    let a = Serve::start(&url, &app.url, &[]);
+    let b = Serve::start(&url, &app.url, &[]);
+    let status = try_send(&a.addr, &signed_request(&a.addr, &event("evt_feed"))).await;
+    assert_eq!(status, 200);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = b
+            .lines
+            .recv_timeout(left)
+            .expect("replica B prints the delivery replica A recorded");
+        let value: serde_json::Value = serde_json::from_str(&line).expect("JSON lines");
+        // Delivery lines are summaries (no `kind`); attempts and key changes have one.
+        if value.get("kind").is_none() && value["event_id"] == "evt_feed" {
+            assert_eq!(value["verdict"], "valid", "{value}");
+            break;
+        }
+    }
+    // Replica A announced its own delivery once, not again when its feed polled the database.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let own = a
+        .lines
+        .try_iter()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+        .filter(|v| v.get("kind").is_none() && v["event_id"] == "evt_feed")
+        .count();
+    assert_eq!(
+        own, 1,
+        "the receiving replica prints its delivery exactly once"
+    );
 }

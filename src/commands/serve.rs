@@ -10,6 +10,7 @@ use crate::cli::{MigrateArgs, ServeArgs};
 use anyhow::{Context as _, bail};
 use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_postgres::{PgOptions, PgStore};
+use hooklab_server::feed::{self, FeedOptions};
 use hooklab_server::runtime;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,6 +65,16 @@ async fn serve(
     let running = runtime::start(config, store.clone()).await?;
     let base = running.url();
     let events = running.subscribe();
+    // Deliveries the other replicas record show here too (polled; see hooklab_server::feed).
+    let (stop_feed, feed_stopped) = tokio::sync::oneshot::channel::<()>();
+    let feed = tokio::spawn(feed::mirror(
+        store.clone(),
+        running.publisher(),
+        FeedOptions::default(),
+        async move {
+            let _ = feed_stopped.await;
+        },
+    ));
     if json {
         println!(
             "{}",
@@ -87,6 +98,8 @@ async fn serve(
     let names = sources.into_iter().map(|(name, _)| name).collect();
     let printer = tokio::spawn(print_deliveries(events, json, None, names));
     let served = running.run_until(runtime::shutdown_signal()).await;
+    let _ = stop_feed.send(());
+    let _ = feed.await;
     served?;
     let _ = tokio::time::timeout(Duration::from_secs(2), printer).await;
     store.close().await;
