@@ -50,3 +50,12 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql >/dev/null
 fi
+# PgBouncer: the PostgreSQL engine is also tested through it in transaction mode
+# (scripts/pgbouncer-check.sh starts its own on a free port; the package's service is not used).
+if ! command -v pgbouncer >/dev/null 2>&1 && ! [ -x /usr/sbin/pgbouncer ]; then
+  echo "==> apt-get install pgbouncer"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq pgbouncer >/dev/null
+  # Debian may start its own service (it listens on 6432 with an empty config): not needed.
+  $SUDO service pgbouncer stop >/dev/null 2>&1 || true
+fi

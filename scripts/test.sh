@@ -15,6 +15,7 @@ echo "==> cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "==> cargo test"
 cargo test --workspace --locked
+bash scripts/pgbouncer-check.sh
 echo "==> SDK cross-checks"
 HOOKLAB_BIN="$PWD/target/debug/hooklab" bash tests/sdk/run.sh
 echo "==> no PostgreSQL left running by the tests"

@@ -100,7 +100,8 @@ async fn sql(url: &str) -> tokio_postgres::Client {
 }
 
 async fn count(client: &tokio_postgres::Client, query: &str) -> i64 {
-    client.query_one(query, &[]).await.unwrap().get(0)
+    // query_typed: one unnamed statement, so this works through a transaction-mode pooler too.
+    client.query_typed_one(query, &[]).await.unwrap().get(0)
 }
 
 fn event(id: &str) -> String {
@@ -179,7 +180,7 @@ async fn three_replicas_forward_one_event_exactly_once() {
         "exactly one job was enqueued across the replicas"
     );
     let key = db
-        .query_one("SELECT deliveries, status FROM idempotency_keys", &[])
+        .query_typed_one("SELECT deliveries, status FROM idempotency_keys", &[])
         .await
         .unwrap();
     assert_eq!(
@@ -302,9 +303,9 @@ async fn a_replica_killed_mid_run_loses_no_acknowledged_event_and_strands_no_job
 }
 
 async fn count_keys(db: &tokio_postgres::Client, ids: &[String]) -> i64 {
-    db.query_one(
+    db.query_typed_one(
         "SELECT count(*) FROM idempotency_keys WHERE key = ANY($1) AND status = 'completed'",
-        &[&ids],
+        &[(&ids, tokio_postgres::types::Type::TEXT_ARRAY)],
     )
     .await
     .unwrap()

@@ -11,6 +11,7 @@
 use crate::error::pg_error;
 use hooklab_core::store::StoreError;
 use tokio_postgres::Client;
+use tokio_postgres::types::Type;
 
 /// One step of the schema's history; entry `i` takes the database to version `i + 1`.
 struct Migration {
@@ -169,9 +170,12 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<i64, StoreError> {
         .transaction()
         .await
         .map_err(pg_error("starting the migration"))?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await
-        .map_err(pg_error("locking the schema"))?;
+    tx.execute_typed(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[(&MIGRATION_LOCK, Type::INT8)],
+    )
+    .await
+    .map_err(pg_error("locking the schema"))?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS hooklab_schema (
              singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
@@ -181,7 +185,7 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<i64, StoreError> {
     .await
     .map_err(pg_error("creating the schema version table"))?;
     let found: i64 = tx
-        .query_opt("SELECT version FROM hooklab_schema", &[])
+        .query_typed_opt("SELECT version FROM hooklab_schema", &[])
         .await
         .map_err(pg_error("reading the schema version"))?
         .map(|row| row.get(0))
@@ -199,10 +203,10 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<i64, StoreError> {
         })?;
     }
     if found != SCHEMA_VERSION {
-        tx.execute(
+        tx.execute_typed(
             "INSERT INTO hooklab_schema (version) VALUES ($1)
              ON CONFLICT (singleton) DO UPDATE SET version = excluded.version",
-            &[&SCHEMA_VERSION],
+            &[(&SCHEMA_VERSION, Type::INT8)],
         )
         .await
         .map_err(pg_error("recording the schema version"))?;
@@ -216,13 +220,13 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<i64, StoreError> {
 /// For a store opened without migrating: the schema must be exactly this build's.
 pub(crate) async fn require_current(client: &Client) -> Result<(), StoreError> {
     let exists: bool = client
-        .query_one("SELECT to_regclass('hooklab_schema') IS NOT NULL", &[])
+        .query_typed_one("SELECT to_regclass('hooklab_schema') IS NOT NULL", &[])
         .await
         .map_err(pg_error("reading the schema version"))?
         .get(0);
     let found: i64 = if exists {
         client
-            .query_opt("SELECT version FROM hooklab_schema", &[])
+            .query_typed_opt("SELECT version FROM hooklab_schema", &[])
             .await
             .map_err(pg_error("reading the schema version"))?
             .map(|row| row.get(0))

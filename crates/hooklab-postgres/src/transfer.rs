@@ -198,7 +198,7 @@ pub async fn export(url: &str, out: &mut dyn Write) -> Result<u64, StoreError> {
         .map_err(pg_error("exporting a table"))?;
         loop {
             let batch = tx
-                .query("FETCH 1000 FROM export_rows", &[])
+                .query_typed("FETCH 1000 FROM export_rows", &[])
                 .await
                 .map_err(pg_error("exporting rows"))?;
             if batch.is_empty() {
@@ -296,7 +296,7 @@ pub async fn import(url: &str, input: &mut dyn BufRead) -> Result<u64, StoreErro
         .map_err(pg_error("starting the import"))?;
     for (table, _) in TABLES {
         let any: bool = tx
-            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
+            .query_typed_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
             .await
             .map_err(pg_error("checking the database is empty"))?
             .get(0);
