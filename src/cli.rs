@@ -192,6 +192,11 @@ pub(crate) struct ServeArgs {
     /// Connections this replica keeps to the database [default: 32]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) pool_size: Option<u16>,
+    /// Send every statement unnamed, for a transaction-mode pooler older than PgBouncer 1.21
+    /// (slower: PostgreSQL then plans each delivery's statement anew). Also set by
+    /// HOOKLAB_NO_PREPARED_STATEMENTS=1.
+    #[arg(long)]
+    pub(crate) no_prepared_statements: bool,
     #[command(flatten)]
     pub(crate) receiver: ReceiverArgs,
 }

@@ -210,7 +210,12 @@ async fn a_database_moves_from_sqlite_to_postgres_and_back_unchanged() {
     assert_eq!(String::from_utf8_lossy(&round_trip), text, "and back again");
 
     // PostgreSQL goes on where SQLite left off.
-    let store = PgStore::connect(&url).await.unwrap();
+    let options = hooklab_postgres::PgOptions {
+        // scripts/pgbouncer-check.sh: a pooler that cannot keep prepared statements.
+        prepared_statements: std::env::var_os("HOOKLAB_NO_PREPARED_STATEMENTS").is_none(),
+        ..Default::default()
+    };
+    let store = PgStore::connect_with(&url, options).await.unwrap();
     let retried = store
         .record(delivery("evt_1", b"late retry"))
         .await

@@ -10,7 +10,7 @@ use crate::cli::{MigrateArgs, ServeArgs};
 use anyhow::{Context as _, bail};
 use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_postgres::{PgOptions, PgStore};
-use hooklab_server::feed::{self, FeedOptions};
+use hooklab_server::feed::{Feed, FeedOptions};
 use hooklab_server::runtime;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +34,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         pool_size: args
             .pool_size
             .map_or(PgOptions::default().pool_size, usize::from),
+        prepared_statements: !(args.no_prepared_statements
+            || env_flag("HOOKLAB_NO_PREPARED_STATEMENTS")),
         ..PgOptions::default()
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -62,19 +64,18 @@ async fn serve(
         .map(|s| (s.name.clone(), s.provider.to_string()))
         .collect();
     let forward_to = config.forward_to.clone();
+    // Made before the receiver takes requests: every later delivery of another replica shows.
+    let feed = Feed::new(store.clone()).await;
     let running = runtime::start(config, store.clone()).await?;
     let base = running.url();
     let events = running.subscribe();
     // Deliveries the other replicas record show here too (polled; see hooklab_server::feed).
     let (stop_feed, feed_stopped) = tokio::sync::oneshot::channel::<()>();
-    let feed = tokio::spawn(feed::mirror(
-        store.clone(),
-        running.publisher(),
-        FeedOptions::default(),
-        async move {
+    let feed = tokio::spawn(
+        feed.run(running.publisher(), FeedOptions::default(), async move {
             let _ = feed_stopped.await;
-        },
-    ));
+        }),
+    );
     if json {
         println!(
             "{}",
@@ -139,6 +140,16 @@ pub(crate) fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A boolean variable: set and not `0`, `false`, `no`, `off` or empty.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off"
+        )
+    })
 }
 
 pub(crate) fn is_postgres(url: &str) -> bool {

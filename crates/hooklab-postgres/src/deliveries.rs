@@ -13,7 +13,7 @@ use hooklab_core::store::{
     Recorded, StoreError, verdict_from_json, verdict_to_json,
 };
 use hooklab_core::verdict::Status;
-use tokio_postgres::types::Type;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Row};
 
 const SELECT_ONE: &str = "SELECT id, received_at, source, provider, method, path, query, \
@@ -68,9 +68,13 @@ const RECORD: &str = "WITH i AS (SELECT nextval(pg_get_serial_sequence('deliveri
      FROM i LEFT JOIN k ON true";
 
 /// Records one delivery (see [`RECORD`]).
+/// With `prepared`, the statement is prepared once per connection and reused (PostgreSQL plans
+/// it once); without, it is sent unnamed each time (parsed and planned each time), which any
+/// transaction-mode pooler accepts.
 pub(crate) async fn record(
-    client: &Client,
+    client: &deadpool_postgres::Object,
     d: &NewDelivery,
+    prepared: bool,
 ) -> Result<Recorded, tokio_postgres::Error> {
     let m = &d.metadata;
     let provider = d.provider.map(|p| p.as_str());
@@ -85,38 +89,41 @@ pub(crate) async fn record(
     let scope = d.idempotency.as_ref().map(|c| c.scope.as_str());
     let key = d.idempotency.as_ref().map(|c| c.key.as_str());
     let key_status = d.idempotency.as_ref().map(|c| c.status.as_str());
-    let row = client
-        .query_typed_one(
-            RECORD,
-            &[
-                (&d.received_at.0, Type::INT8),
-                (&d.source, Type::TEXT),
-                (&provider, Type::TEXT),
-                (&d.method, Type::TEXT),
-                (&d.path, Type::TEXT),
-                (&d.query, Type::TEXT),
-                (&headers, Type::TEXT),
-                (&d.body, Type::BYTEA),
-                (&size, Type::INT8),
-                (&d.body_refused, Type::BOOL),
-                (&d.remote_addr, Type::TEXT),
-                (&verdict, Type::TEXT),
-                (&reason, Type::TEXT),
-                (&verdict_json, Type::TEXT),
-                (&m.event_id, Type::TEXT),
-                (&m.event_type, Type::TEXT),
-                (&m.object_id, Type::TEXT),
-                (&m.idempotency_key, Type::TEXT),
-                (&provider_time, Type::INT8),
-                (&status, Type::INT4),
-                (&scope, Type::TEXT),
-                (&key, Type::TEXT),
-                (&key_status, Type::TEXT),
-                (&claimed, Type::BOOL),
-                (&d.enqueue, Type::BOOL),
-            ],
-        )
-        .await?;
+    let params: [(&(dyn ToSql + Sync), Type); 25] = [
+        (&d.received_at.0, Type::INT8),
+        (&d.source, Type::TEXT),
+        (&provider, Type::TEXT),
+        (&d.method, Type::TEXT),
+        (&d.path, Type::TEXT),
+        (&d.query, Type::TEXT),
+        (&headers, Type::TEXT),
+        (&d.body, Type::BYTEA),
+        (&size, Type::INT8),
+        (&d.body_refused, Type::BOOL),
+        (&d.remote_addr, Type::TEXT),
+        (&verdict, Type::TEXT),
+        (&reason, Type::TEXT),
+        (&verdict_json, Type::TEXT),
+        (&m.event_id, Type::TEXT),
+        (&m.event_type, Type::TEXT),
+        (&m.object_id, Type::TEXT),
+        (&m.idempotency_key, Type::TEXT),
+        (&provider_time, Type::INT8),
+        (&status, Type::INT4),
+        (&scope, Type::TEXT),
+        (&key, Type::TEXT),
+        (&key_status, Type::TEXT),
+        (&claimed, Type::BOOL),
+        (&d.enqueue, Type::BOOL),
+    ];
+    let row = if prepared {
+        let types: Vec<Type> = params.iter().map(|(_, t)| t.clone()).collect();
+        let statement = client.prepare_typed_cached(RECORD, &types).await?;
+        let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(|(v, _)| *v).collect();
+        client.query_one(&statement, &values).await?
+    } else {
+        client.query_typed_one(RECORD, &params).await?
+    };
     let id: DeliveryId = row.get(0);
     let key = match row.get::<_, Option<i64>>(1) {
         Some(first) => {

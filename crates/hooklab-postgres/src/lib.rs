@@ -70,6 +70,11 @@ pub struct PgOptions {
     /// Connections this process keeps (each concurrent `record` holds one until it commits).
     /// Replicas × this must stay under the server's `max_connections` (or the pooler's).
     pub pool_size: usize,
+    /// Prepare the hot statement (recording a delivery) once per connection and reuse it,
+    /// so PostgreSQL does not parse and plan it for every delivery. Needs a direct connection,
+    /// a session-mode pooler, or PgBouncer 1.21+ with `max_prepared_statements` > 0; turn it
+    /// off for an older transaction-mode pooler (every statement is then unnamed).
+    pub prepared_statements: bool,
     /// Bring the schema up to date on connect (as `hooklab migrate` does). When `false`, a
     /// schema that is not exactly this build's is refused.
     pub migrate: bool,
@@ -79,6 +84,7 @@ impl Default for PgOptions {
     fn default() -> Self {
         Self {
             pool_size: 32,
+            prepared_statements: true,
             migrate: true,
         }
     }
@@ -89,6 +95,8 @@ pub struct PgStore {
     pool: Pool,
     /// The runtime `record` runs on: the write proceeds even if the caller drops the future.
     runtime: tokio::runtime::Handle,
+    /// [`PgOptions::prepared_statements`].
+    prepared_statements: bool,
     /// The ordered queue of object updates (`None` once closed).
     updates: Mutex<Option<mpsc::UnboundedSender<objects::Queued>>>,
     /// The task applying object updates, awaited on close.
@@ -130,6 +138,7 @@ impl PgStore {
         Ok(Self {
             pool,
             runtime: tokio::runtime::Handle::current(),
+            prepared_statements: options.prepared_statements,
             updates: Mutex::new(Some(tx)),
             updater: Mutex::new(Some(updater)),
         })
@@ -182,9 +191,9 @@ impl std::fmt::Debug for PgStore {
 
 /// Inserts one delivery, claims its key and enqueues its job: one statement, so one round
 /// trip and one (implicit) transaction.
-async fn record(pool: Pool, delivery: NewDelivery) -> Result<Recorded, StoreError> {
+async fn record(pool: Pool, delivery: NewDelivery, prepared: bool) -> Result<Recorded, StoreError> {
     let client = pool.get().await.map_err(pool_error)?;
-    deliveries::record(&client, &delivery)
+    deliveries::record(&client, &delivery, prepared)
         .await
         .map_err(pg_error("recording a delivery"))
 }
@@ -193,7 +202,11 @@ impl Store for PgStore {
     /// Runs in a task of its own from the moment of the call: dropping the future does not
     /// cancel the write. Resolves after the commit.
     fn record(&self, delivery: NewDelivery) -> BoxFuture<'_, Result<Recorded, StoreError>> {
-        let task = self.runtime.spawn(record(self.pool.clone(), delivery));
+        let task = self.runtime.spawn(record(
+            self.pool.clone(),
+            delivery,
+            self.prepared_statements,
+        ));
         Box::pin(async move { task.await.map_err(|_| StoreError::Closed)? })
     }
 

@@ -38,29 +38,52 @@ impl Default for FeedOptions {
     }
 }
 
-/// Announces on `events` the deliveries recorded after the start by anyone but this process,
-/// until `shutdown` resolves.
-pub async fn mirror(
+/// The feed of one process: deliveries recorded after [`Feed::new`] by anyone but this process.
+pub struct Feed {
     store: Arc<dyn Store>,
+    /// The newest delivery when the feed was made; older ones are never announced.
+    start: DeliveryId,
+}
+
+impl Feed {
+    /// Notes where the database is now. Make the feed before the receiver takes requests (and
+    /// before anyone is told it is ready), so no delivery falls between the two.
+    pub async fn new(store: Arc<dyn Store>) -> Self {
+        let start = match store
+            .list(DeliveryFilter {
+                limit: Some(1),
+                ..Default::default()
+            })
+            .await
+        {
+            Ok(rows) => rows.first().map_or(0, |r| r.id),
+            Err(e) => {
+                tracing::warn!("the delivery feed cannot read the store: {e}");
+                0
+            }
+        };
+        Self { store, start }
+    }
+
+    /// Announces on `events` what the other processes record, until `shutdown` resolves.
+    pub async fn run(
+        self,
+        events: broadcast::Sender<Event>,
+        options: FeedOptions,
+        shutdown: impl Future<Output = ()>,
+    ) {
+        mirror(self.store, self.start, events, options, shutdown).await;
+    }
+}
+
+async fn mirror(
+    store: Arc<dyn Store>,
+    start: DeliveryId,
     events: broadcast::Sender<Event>,
     options: FeedOptions,
     shutdown: impl Future<Output = ()>,
 ) {
     let mut local = events.subscribe();
-    let newest = |rows: &[hooklab_core::store::DeliverySummary]| rows.first().map_or(0, |r| r.id);
-    let start = match store
-        .list(DeliveryFilter {
-            limit: Some(1),
-            ..Default::default()
-        })
-        .await
-    {
-        Ok(rows) => newest(&rows),
-        Err(e) => {
-            tracing::warn!("the delivery feed cannot read the store: {e}");
-            0
-        }
-    };
     // Ids announced on the bus (by the receiver or by this feed), and ids seen once.
     let mut announced: BTreeSet<DeliveryId> = BTreeSet::new();
     let mut pending: BTreeSet<DeliveryId> = BTreeSet::new();

@@ -285,7 +285,7 @@ impl Running {
     }
 
     /// A sender on the events bus, for announcements from outside the runtime (e.g.
-    /// [`crate::feed::mirror`]: deliveries other replicas recorded).
+    /// [`crate::feed::Feed`]: deliveries other replicas recorded).
     pub fn publisher(&self) -> broadcast::Sender<Event> {
         self.events.clone()
     }

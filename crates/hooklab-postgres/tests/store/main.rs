@@ -12,8 +12,8 @@ use hooklab_core::request::Header;
 use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_core::store::{DeliveryFilter, NewDelivery, Store};
 use hooklab_core::verdict::{Diagnosis, Finding, Reason, Status, Verdict};
-use hooklab_postgres::PgStore;
 use hooklab_postgres::cluster::test_server;
+use hooklab_postgres::{PgOptions, PgStore};
 use std::sync::Arc;
 
 /// Which engine a test runs on.
@@ -43,13 +43,22 @@ impl Engine {
             }
             Engine::Postgres => {
                 let url = fresh_database().await;
-                let store = PgStore::connect(&url).await.unwrap();
+                let store = PgStore::connect_with(&url, options()).await.unwrap();
                 Opened {
                     store: Arc::new(store),
                     _dir: None,
                 }
             }
         }
+    }
+}
+
+/// The store's options: `HOOKLAB_NO_PREPARED_STATEMENTS` (set by scripts/pgbouncer-check.sh
+/// for a pooler that cannot keep prepared statements) turns them off, as it does for `serve`.
+pub(crate) fn options() -> PgOptions {
+    PgOptions {
+        prepared_statements: std::env::var_os("HOOKLAB_NO_PREPARED_STATEMENTS").is_none(),
+        ..PgOptions::default()
     }
 }
 

@@ -11,7 +11,9 @@ async fn replicas(n: usize) -> Vec<Arc<PgStore>> {
     let url = fresh_database().await;
     let mut stores = Vec::new();
     for _ in 0..n {
-        stores.push(Arc::new(PgStore::connect(&url).await.unwrap()));
+        stores.push(Arc::new(
+            PgStore::connect_with(&url, options()).await.unwrap(),
+        ));
     }
     stores
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use hooklab_core::store::StoreError;
-use hooklab_postgres::{PgOptions, SCHEMA_VERSION};
+use hooklab_postgres::SCHEMA_VERSION;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replicas_starting_together_migrate_once() {
@@ -10,7 +10,7 @@ async fn replicas_starting_together_migrate_once() {
     let starts: Vec<_> = (0..4)
         .map(|_| {
             let url = url.clone();
-            tokio::spawn(async move { PgStore::connect(&url).await })
+            tokio::spawn(async move { PgStore::connect_with(&url, options()).await })
         })
         .collect();
     for s in starts {
@@ -30,7 +30,7 @@ async fn an_unmigrated_or_newer_database_is_refused() {
     let url = fresh_database().await;
     let no_migrate = PgOptions {
         migrate: false,
-        ..Default::default()
+        ..options()
     };
     let err = PgStore::connect_with(&url, no_migrate.clone())
         .await
