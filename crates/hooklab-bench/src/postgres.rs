@@ -74,19 +74,44 @@ impl Drop for Serve {
     }
 }
 
+/// CPU time used so far by every `postgres` process on this machine (the cluster's
+/// postmaster and backends; a local server only).
+fn postgres_cpu() -> Duration {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| comm.trim() == "postgres")
+        })
+        .filter_map(crate::cpu::process_cpu)
+        .sum()
+}
+
+/// One measurement: each load generator's result, and PostgreSQL's CPU time per request over
+/// the whole run (warm-up included, so an estimate).
+struct Measured {
+    results: Vec<LoadResult>,
+    postgres_cpu_us: Option<f64>,
+}
+
 /// `replicas` × `hooklab serve` on a fresh database, each loaded by its share of connections.
 fn replicas(
     bin: &Path,
     admin_url: &str,
     replicas: usize,
     cfg: &LoadConfig,
-) -> anyhow::Result<Vec<LoadResult>> {
+) -> anyhow::Result<Measured> {
     let url = load::runtime()?
         .block_on(create_database(admin_url, "hooklab_bench"))
         .map_err(anyhow::Error::msg)?;
     let servers = (0..replicas)
         .map(|_| Serve::start(bin, &url))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let cpu_before = postgres_cpu();
+    let started = Instant::now();
     let results = std::thread::scope(|scope| {
         let runs: Vec<_> = servers
             .iter()
@@ -111,8 +136,14 @@ fn replicas(
             .map(|r| r.join().expect("a load thread panicked"))
             .collect::<anyhow::Result<Vec<_>>>()
     })?;
+    let cpu = postgres_cpu().saturating_sub(cpu_before);
+    let requests =
+        results.iter().map(LoadResult::rps).sum::<f64>() * started.elapsed().as_secs_f64();
     drop(servers);
-    Ok(results)
+    Ok(Measured {
+        postgres_cpu_us: (requests > 0.0).then(|| cpu.as_secs_f64() * 1e6 / requests),
+        results,
+    })
 }
 
 pub(crate) fn run(bin: &Path, target: &str, cfg: &LoadConfig) -> anyhow::Result<()> {
@@ -155,21 +186,37 @@ pub(crate) fn run(bin: &Path, target: &str, cfg: &LoadConfig) -> anyhow::Result<
         }
     );
     println!(
-        "| Receiver | requests/s | p99 ms (worst replica) | vs SQLite | non-2xx + I/O errors |"
+        "| Receiver | requests/s | p99 ms (worst replica) | vs SQLite | hooklab CPU µs/req | \
+         PostgreSQL CPU µs/req (est.) | non-2xx + I/O errors |"
     );
-    println!("|---|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     let sqlite_rps = sqlite.rps();
-    let rows: [(&str, Vec<LoadResult>); 3] = [
-        ("hooklab listen, durable SQLite", vec![sqlite]),
+    let rows: [(&str, Measured); 3] = [
+        (
+            "hooklab listen, durable SQLite",
+            Measured {
+                results: vec![sqlite],
+                postgres_cpu_us: None,
+            },
+        ),
         ("hooklab serve, PostgreSQL, 1 replica", one),
         ("hooklab serve, PostgreSQL, 3 replicas", three),
     ];
-    for (name, results) in &rows {
+    let us = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.0}"));
+    for (name, m) in &rows {
+        let results = &m.results;
+        let ok: u64 = results.iter().map(|r| r.ok).sum();
+        let cpu: Option<Duration> = results.iter().map(|r| r.server_cpu).sum();
+        let hooklab_us = cpu
+            .filter(|_| ok > 0)
+            .map(|c| c.as_secs_f64() * 1e6 / ok as f64);
         println!(
-            "| {name} | {:.0} | {:.2} | {:.1} % | {} |",
+            "| {name} | {:.0} | {:.2} | {:.1} % | {} | {} | {} |",
             rps(results),
             p99(results),
             100.0 * rps(results) / sqlite_rps,
+            us(hooklab_us),
+            us(m.postgres_cpu_us),
             errors(results)
         );
     }
