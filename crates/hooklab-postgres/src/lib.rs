@@ -18,9 +18,10 @@
 //! Durability: `record` is one statement (claim, delivery and job in one implicit transaction,
 //! one round trip) and resolves after it committed, which with the default
 //! `synchronous_commit = on` means the WAL is flushed (PostgreSQL group-commits concurrent
-//! transactions itself). Every statement is sent with `query_typed` (an unnamed statement,
-//! parameter types given): nothing is prepared across transactions and no session state is
-//! used, so the store works through PgBouncer in transaction mode.
+//! transactions itself). Every statement but the record statement is sent with `query_typed`
+//! (an unnamed statement, parameter types given) and no session state is used, so the store
+//! works through PgBouncer in transaction mode; the record statement is prepared once per
+//! connection unless [`PgOptions::prepared_statements`] is off (PgBouncer before 1.21).
 //!
 //! TLS: connections use `NoTls` (a database on loopback or a private network). To add TLS,
 //! build the pool with `tokio-postgres-rustls` or `postgres-native-tls` in place of `NoTls`
