@@ -29,6 +29,18 @@ pg_cluster_start() {
     -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
     start
   PG_CLUSTER_BIN="$bin"
+  # Should this shell die without running pg_cluster_stop (SIGKILL, an aborted script), a
+  # watchdog stops the cluster once the shell is gone: no server outlives its run.
+  (
+    owner=$$ dir="$PG_CLUSTER_DIR"
+    trap '' HUP INT TERM
+    while kill -0 "$owner" 2>/dev/null && [ -d "$dir/data" ]; do sleep 1; done
+    if [ -d "$dir/data" ]; then
+      pg_cluster_as "$bin/pg_ctl" -D "$dir/data" -m immediate -w -s stop >/dev/null 2>&1 || true
+      rm -rf "$dir"
+    fi
+  ) </dev/null >/dev/null 2>&1 &
+  disown $! 2>/dev/null || true
   export HOOKLAB_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
   echo "==> PostgreSQL ($("$bin/postgres" --version)) on 127.0.0.1:$port for this run"
 }
