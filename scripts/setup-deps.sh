@@ -40,3 +40,26 @@ if ! command -v cargo >/dev/null 2>&1; then
   fi
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+# PostgreSQL server binaries (initdb, postgres) for the production engine's tests: they run a
+# throwaway cluster of their own on 127.0.0.1 (scripts/test.sh starts one for the whole run).
+# The package's own `main` cluster is not wanted: no server is created or left running by apt.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  echo "==> apt-get install postgresql"
+  $SUDO mkdir -p /etc/postgresql-common
+  if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+    echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.conf >/dev/null
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql >/dev/null
+fi
+# PgBouncer: the PostgreSQL engine is also tested through it in transaction mode
+# (scripts/pgbouncer-check.sh starts its own on a free port; the package's service is not used).
+if ! command -v pgbouncer >/dev/null 2>&1 && ! [ -x /usr/sbin/pgbouncer ]; then
+  echo "==> apt-get install pgbouncer"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq pgbouncer >/dev/null
+  # Debian may start its own service (it listens on 6432 with an empty config): not needed.
+  $SUDO service pgbouncer stop >/dev/null 2>&1 || true
+fi

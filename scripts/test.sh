@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup-deps.sh
+source scripts/pg-cluster.sh
+pg_cluster_start
+trap pg_cluster_stop EXIT
 
 echo "==> UI: install, type check, build"
 npm --prefix ui ci --no-audit --no-fund
@@ -19,6 +22,16 @@ echo "==> cargo test"
 cargo test --workspace --locked
 echo "==> UI end to end (Chromium + playwright-core against hooklab listen --ui)"
 HOOKLAB_BIN="$PWD/target/debug/hooklab" npm --prefix ui run e2e
+bash scripts/pgbouncer-check.sh
 echo "==> SDK cross-checks"
 HOOKLAB_BIN="$PWD/target/debug/hooklab" bash tests/sdk/run.sh
+echo "==> no PostgreSQL left running by the tests"
+pg_cluster_stop
+# Clusters the tests start themselves (data dirs named hooklab-pg-*) stop with their process.
+for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "hooklab-pg-" >/dev/null || break; sleep 0.5; done
+if pgrep -f "hooklab-pg-" >/dev/null; then
+  echo "error: a test cluster outlived the test run:" >&2
+  pgrep -a -f "hooklab-pg-" >&2
+  exit 1
+fi
 echo "==> all tests passed"

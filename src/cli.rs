@@ -27,6 +27,15 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Receive webhooks: record every request byte-exact with its signature verdict.
     Listen(Box<ListenArgs>),
+    /// Production mode: the receiver and its workers on PostgreSQL; run several replicas on
+    /// one database behind a load balancer.
+    Serve(Box<ServeArgs>),
+    /// Create or upgrade a database's schema (PostgreSQL URL or SQLite file).
+    Migrate(MigrateArgs),
+    /// Write a whole database (SQLite or PostgreSQL) as JSON Lines on standard output.
+    Export(ExportArgs),
+    /// Read an export into a new database of either engine (all or nothing).
+    Import(ImportArgs),
     /// Check a captured request's signature offline, with a diagnosis when it fails.
     Verify(VerifyArgs),
     /// Print the headers a provider would send for a body (to test your own verifier).
@@ -112,11 +121,24 @@ pub(crate) struct DbArg {
     after_help = "Examples:\n  hooklab listen --source stripe=stripe:whsec_...\n  hooklab listen --source gh=github:env:GITHUB_WEBHOOK_SECRET --port 9000 --json\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks\n  hooklab listen --source pay=stripe:whsec_... --forward-to http://127.0.0.1:3000/webhooks \\\n      --retry-schedule stripe --time-scale 4320   # Stripe's 3 days of retries in a minute\n  hooklab listen --config hooklab.toml\n  hooklab listen --source pay=stripe:whsec_... --tunnel              # localhost.run, HTTPS\n  hooklab listen --source pay=stripe:whsec_... --tunnel bore         # bore.pub, plain HTTP\n  hooklab listen --source pay=stripe:whsec_... --tunnel ssh --ssh me@my.host --ssh-remote-port 8080"
 )]
 pub(crate) struct ListenArgs {
+    #[command(flatten)]
+    pub(crate) receiver: ReceiverArgs,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    #[command(flatten, next_help_heading = "Tunnel")]
+    pub(crate) tunnel: TunnelArgs,
+    /// Print the address of the UI, with this run's access token (with --json: `ready.ui`).
+    /// The UI is served either way; `hooklab ui` opens it later.
+    #[arg(long)]
+    pub(crate) ui: bool,
+}
+
+/// What `listen` and `serve` share: the receiver, its sources, forwarding, reconciliation.
+#[derive(Debug, Args)]
+pub(crate) struct ReceiverArgs {
     /// A TOML config file with sources, secrets and responses (flags override it).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
-    #[command(flatten)]
-    pub(crate) db: DbArg,
     /// The address to listen on. Keep 127.0.0.1 unless you know why: a tunnel exposes it.
     #[arg(long, value_name = "ADDR")]
     pub(crate) host: Option<String>,
@@ -167,12 +189,76 @@ pub(crate) struct ListenArgs {
     pub(crate) json: bool,
     #[command(flatten, next_help_heading = "Reconciliation")]
     pub(crate) reconcile_apis: ApiArgs,
-    #[command(flatten, next_help_heading = "Tunnel")]
-    pub(crate) tunnel: TunnelArgs,
-    /// Print the address of the UI, with this run's access token (with --json: `ready.ui`).
-    /// The UI is served either way; `hooklab ui` opens it later.
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hooklab migrate --database postgres://hooklab@db.internal/hooklab\n  hooklab serve --database postgres://hooklab@db.internal/hooklab --host 0.0.0.0 --port 8080 \\\n      --source pay=stripe:env:STRIPE_WEBHOOK_SECRET --forward-to http://127.0.0.1:3000/webhooks"
+)]
+pub(crate) struct ServeArgs {
+    /// The PostgreSQL database every replica shares: postgres://USER[:PASSWORD]@HOST[:PORT]/DB
+    #[arg(
+        long,
+        env = "HOOKLAB_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) database: String,
+    /// Connections this replica keeps to the database [default: 32]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) pool_size: Option<u16>,
+    /// Send every statement unnamed, for a transaction-mode pooler older than PgBouncer 1.21
+    /// (slower: PostgreSQL then plans each delivery's statement anew). Also set by
+    /// HOOKLAB_NO_PREPARED_STATEMENTS=1.
     #[arg(long)]
-    pub(crate) ui: bool,
+    pub(crate) no_prepared_statements: bool,
+    #[command(flatten)]
+    pub(crate) receiver: ReceiverArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MigrateArgs {
+    /// postgres://… (or postgresql://…), or a SQLite file (a path or sqlite://PATH).
+    #[arg(
+        long,
+        env = "HOOKLAB_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) database: String,
+}
+
+/// Which database: `--database` (a PostgreSQL URL or a SQLite path) or `--db FILE`.
+#[derive(Debug, Args)]
+pub(crate) struct AnyDatabaseArg {
+    /// postgres://… (or postgresql://…), or a SQLite file (a path or sqlite://PATH).
+    #[arg(
+        long,
+        env = "HOOKLAB_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) database: Option<String>,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example: move a desktop database to production\n  hooklab export --db ~/.local/share/hooklab/hooklab.db > hooklab.jsonl\n  hooklab import --database postgres://hooklab@db.internal/hooklab --file hooklab.jsonl"
+)]
+pub(crate) struct ExportArgs {
+    #[command(flatten)]
+    pub(crate) database: AnyDatabaseArg,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    #[command(flatten)]
+    pub(crate) database: AnyDatabaseArg,
+    /// The export to read [default: standard input]
+    #[arg(long, value_name = "FILE")]
+    pub(crate) file: Option<PathBuf>,
 }
 
 /// `listen`'s tunnel flags; they fill the same settings as `[tunnel]` in the config.

@@ -4,7 +4,7 @@
 //! (`<db>.control.json`) lets `hooklab tunnel status` find this instance; it is removed on exit.
 
 use super::db_path;
-use crate::cli::{ListenArgs, TunnelArgs};
+use crate::cli::{ListenArgs, ReceiverArgs, TunnelArgs};
 use crate::output;
 use anyhow::Context as _;
 use hooklab_core::store::sqlite::SqliteStore;
@@ -22,6 +22,26 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
+    let mut config = receiver_config(&args.receiver)?;
+    apply_tunnel_args(&mut config, &args.tunnel)?;
+    let db = match (&args.db.db, &config.db) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => p.clone(),
+        (None, None) => db_path(&args.db)?,
+    };
+    // Sources added in the UI live beside the database.
+    config.sources_file = Some(hooklab_server::config::sources_file::path_beside(&db));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(config, db, args.receiver.json, args.ui))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The config file (`--config`) with the receiver's flags over it: what `listen` and `serve`
+/// share. Sources given with `--source` replace the file's sources of the same name.
+pub(crate) fn receiver_config(args: &ReceiverArgs) -> anyhow::Result<Config> {
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
@@ -66,25 +86,12 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.concurrency {
         config.concurrency = usize::from(n);
     }
-    apply_tunnel_args(&mut config, &args.tunnel)?;
     for spec in &args.sources {
         let source = SourceConfig::parse_cli(spec)?;
         config.sources.retain(|s| s.name != source.name);
         config.sources.push(source);
     }
-    let db = match (&args.db.db, &config.db) {
-        (Some(p), _) => p.clone(),
-        (None, Some(p)) => p.clone(),
-        (None, None) => db_path(&args.db)?,
-    };
-    // Sources added in the UI live beside the database.
-    config.sources_file = Some(hooklab_server::config::sources_file::path_beside(&db));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(serve(config, db, args.json, args.ui))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(config)
 }
 
 async fn serve(
@@ -206,7 +213,7 @@ async fn serve(
 
 /// Prints one line per delivery. Lines are buffered and flushed whenever no further delivery
 /// is waiting, so a burst costs one write, and a lone delivery still shows at once.
-async fn print_deliveries(
+pub(crate) async fn print_deliveries(
     mut events: broadcast::Receiver<Event>,
     json: bool,
     tunnel: Option<TunnelStatus>,

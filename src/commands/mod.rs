@@ -6,7 +6,9 @@ mod listen;
 mod objects;
 mod providers;
 pub(crate) mod reconcile;
+pub(crate) mod serve;
 mod sign;
+mod transfer;
 mod tunnel;
 mod ui;
 mod verify;
@@ -23,6 +25,10 @@ use std::process::ExitCode;
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Listen(args) => listen::run(*args),
+        Command::Serve(args) => serve::run(*args),
+        Command::Migrate(args) => serve::migrate(args),
+        Command::Export(args) => transfer::export(args),
+        Command::Import(args) => transfer::import(args),
         Command::Verify(args) => verify::run(args),
         Command::Sign(args) => sign::run(args),
         Command::Events(EventsCommand::List(args)) => events::list(args),

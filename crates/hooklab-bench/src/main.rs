@@ -14,6 +14,9 @@
 //!    process, `hooklab-bench app-server`): ingest with the outbox in the write path, and the
 //!    worker's forwards per second end to end.
 //!
+//! 7. [`postgres`] (`--postgres`): durable ingest on PostgreSQL (`hooklab serve`, one and
+//!    three replicas) as a ratio to SQLite in the same run.
+//!
 //! Everything is printed as a Markdown table; `docs/benchmarks.md` records a run.
 
 mod app;
@@ -22,6 +25,7 @@ mod cpu;
 mod events;
 mod load;
 mod pipeline;
+mod postgres;
 mod receiver;
 mod verify_bench;
 
@@ -83,6 +87,11 @@ struct Args {
     /// `hooklab listen --concurrency` for the pipeline (default: hooklab's own default).
     #[arg(long)]
     forward_concurrency: Option<usize>,
+    /// Only durable ingest on PostgreSQL (`hooklab serve`, one and three replicas) against
+    /// SQLite in the same run: `auto` starts a throwaway durable cluster, or a server's URL
+    /// (a role that may CREATE DATABASE).
+    #[arg(long, value_name = "URL|auto")]
+    postgres: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -120,6 +129,20 @@ fn main() -> anyhow::Result<()> {
          signed.\n",
         args.connections, args.warmup, args.duration, args.body_size, args.event_type
     );
+
+    if let Some(target) = &args.postgres {
+        let bin = args.hooklab.clone().map_or_else(default_hooklab, Ok)?;
+        let cfg = load::LoadConfig {
+            connections: args.connections,
+            warmup: Duration::from_secs(args.warmup),
+            duration: Duration::from_secs(args.duration),
+            body_size: args.body_size,
+            secret: receiver::STRIPE_SECRET.to_string(),
+            path: "/stripe".to_string(),
+            event_type: args.event_type.clone(),
+        };
+        return postgres::run(&bin, target, &cfg);
+    }
 
     if !args.skip_http {
         let hooklab = match (&args.hooklab, args.only_bare) {

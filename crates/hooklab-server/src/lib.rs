@@ -13,7 +13,8 @@
 //!    within the limit, verifies with the source's provider, records through
 //!    [`hooklab_core::store::Store`], and answers the configured response only after the
 //!    commit. Unknown sources (404) and oversized bodies (413) are recorded too.
-//! 4. [`events`]: each committed delivery is announced on a broadcast bus (CLI, control API).
+//! 4. [`events`]: each committed delivery is announced on a broadcast bus (CLI, control API);
+//!    [`feed`] adds those other replicas recorded in a shared database (`hooklab serve`).
 //! 5. [`pipeline`]: the outbox worker leases each recorded job and runs its [`pipeline::Handler`]
 //!    (the [`pipeline::ForwardHandler`] forwards to the developer's app), retrying on the
 //!    source's schedule, then dead-lettering; attempts and dead letters go on the bus too.
@@ -45,6 +46,7 @@ pub mod config;
 pub mod control;
 pub mod error;
 pub mod events;
+pub mod feed;
 pub mod objects;
 pub mod pipeline;
 pub mod receiver;

@@ -315,6 +315,12 @@ impl Running {
         self.events.subscribe()
     }
 
+    /// A sender on the events bus, for announcements from outside the runtime (e.g.
+    /// [`crate::feed::Feed`]: deliveries other replicas recorded).
+    pub fn publisher(&self) -> broadcast::Sender<Event> {
+        self.events.clone()
+    }
+
     /// The receiver's base URL on this machine, e.g. `http://127.0.0.1:8787`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)

@@ -1,12 +1,14 @@
 //! The storage seam. Everything persistent goes through [`Store`]; [`sqlite::SqliteStore`] is
-//! the embedded engine (a PostgreSQL engine for many replicas comes later). No rusqlite type
-//! leaves [`sqlite`].
+//! the embedded engine, and the `hooklab-postgres` crate the production engine for many
+//! replicas (same schema and semantics; one test-suite runs on both). [`transfer`] is the
+//! format that moves a database between them. No rusqlite type leaves [`sqlite`].
 //!
 //! The write path is group-committed: many concurrent [`Store::record`] calls share one
 //! transaction and one fsync, and each call resolves only after the commit that holds it, so a
 //! receiver that awaits `record` before answering 2xx never acknowledges an event it could lose.
 
 pub mod sqlite;
+pub mod transfer;
 
 use crate::clock::UnixMillis;
 use crate::metadata::Metadata;

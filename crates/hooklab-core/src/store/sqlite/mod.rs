@@ -31,6 +31,7 @@ mod jobs;
 mod migrations;
 mod objects;
 mod reader;
+pub mod transfer;
 mod writer;
 
 pub use reader::SqliteReader;

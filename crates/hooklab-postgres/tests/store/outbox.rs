@@ -1,4 +1,4 @@
-//! The SQLite store: outbox.
+//! Every store: outbox.
 
 use super::*;
 use hooklab_core::store::{
@@ -28,14 +28,15 @@ fn attempt(status: u16) -> AttemptRecord {
     }
 }
 
-async fn key_status(store: &SqliteStore) -> KeyStatus {
+async fn key_status(store: &dyn Store) -> KeyStatus {
     store.keys(KeyFilter::default()).await.unwrap()[0].status
 }
 
-#[tokio::test]
-async fn jobs_are_written_with_their_delivery_only_when_it_is_to_be_processed() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("h.db")).unwrap();
+pub(crate) async fn jobs_are_written_with_their_delivery_only_when_it_is_to_be_processed(
+    engine: Engine,
+) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     let first = store.record(handled(Some("evt_1"))).await.unwrap();
     let dup = store.record(handled(Some("evt_1"))).await.unwrap();
     let keyless = store.record(handled(None)).await.unwrap();
@@ -55,10 +56,9 @@ async fn jobs_are_written_with_their_delivery_only_when_it_is_to_be_processed() 
     assert_eq!(unhandled.job, None, "no handler, no job");
 }
 
-#[tokio::test]
-async fn a_lease_hides_a_job_until_it_expires() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("h.db")).unwrap();
+pub(crate) async fn a_lease_hides_a_job_until_it_expires(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     let recorded = store.record(handled(Some("evt_1"))).await.unwrap();
     let now = UnixMillis(1_750_000_000_123);
     let leased = store.lease_jobs(now, 10, 30_000).await.unwrap();
@@ -93,14 +93,14 @@ async fn a_lease_hides_a_job_until_it_expires() {
         !stale,
         "the first worker lost its lease: its finish changes nothing"
     );
-    assert_eq!(key_status(&store).await, KeyStatus::Processing);
+    assert_eq!(key_status(store).await, KeyStatus::Processing);
     assert!(
         store
             .finish_job(again[0].clone(), attempt(200), JobOutcome::Done, now)
             .await
             .unwrap()
     );
-    assert_eq!(key_status(&store).await, KeyStatus::Completed);
+    assert_eq!(key_status(store).await, KeyStatus::Completed);
     let attempts = store.attempts(recorded.id).await.unwrap();
     assert_eq!(attempts.len(), 2, "both attempts are recorded");
     assert_eq!(
@@ -110,10 +110,9 @@ async fn a_lease_hides_a_job_until_it_expires() {
     );
 }
 
-#[tokio::test]
-async fn retries_then_dead_letter_then_redrive() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("h.db")).unwrap();
+pub(crate) async fn retries_then_dead_letter_then_redrive(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     let recorded = store.record(handled(Some("evt_9"))).await.unwrap();
     let t0 = UnixMillis(1_750_000_000_123);
     let job = store.lease_jobs(t0, 1, 1000).await.unwrap().remove(0);
@@ -148,7 +147,7 @@ async fn retries_then_dead_letter_then_redrive() {
         )
         .await
         .unwrap();
-    assert_eq!(key_status(&store).await, KeyStatus::Failed);
+    assert_eq!(key_status(store).await, KeyStatus::Failed);
     let dead = store
         .dead_letters(DeadLetterFilter::default())
         .await
@@ -175,7 +174,7 @@ async fn retries_then_dead_letter_then_redrive() {
             .unwrap(),
         1
     );
-    assert_eq!(key_status(&store).await, KeyStatus::Processing);
+    assert_eq!(key_status(store).await, KeyStatus::Processing);
     assert!(
         store
             .dead_letters(DeadLetterFilter::default())
@@ -189,14 +188,13 @@ async fn retries_then_dead_letter_then_redrive() {
         .finish_job(job, attempt(200), JobOutcome::Done, retry_at)
         .await
         .unwrap();
-    assert_eq!(key_status(&store).await, KeyStatus::Completed);
+    assert_eq!(key_status(store).await, KeyStatus::Completed);
     assert_eq!(store.attempts(recorded.id).await.unwrap().len(), 3);
 }
 
-#[tokio::test]
-async fn discard_removes_a_dead_letter_by_job_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("h.db")).unwrap();
+pub(crate) async fn discard_removes_a_dead_letter_by_job_id(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     store.record(handled(None)).await.unwrap();
     let t = UnixMillis(1_750_000_000_123);
     let job = store.lease_jobs(t, 1, 1000).await.unwrap().remove(0);

@@ -1,12 +1,10 @@
-//! The SQLite store: round trip.
+//! Every store: round trip.
 
 use super::*;
 
-#[tokio::test]
-async fn every_byte_and_field_comes_back_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("nested/dir/hooklab.db"))
-        .expect("open creates missing parent folders");
+pub(crate) async fn every_byte_and_field_comes_back_exactly(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     let mut d = delivery(
         "stripe",
         invalid(),
@@ -50,10 +48,9 @@ async fn every_byte_and_field_comes_back_exactly() {
     );
 }
 
-#[tokio::test]
-async fn empty_and_refused_bodies_and_unknown_sources_round_trip() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+pub(crate) async fn empty_and_refused_bodies_and_unknown_sources_round_trip(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     let mut empty = delivery(
         "nobody-configured-this",
         Verdict::not_verified("unknown"),

@@ -1,11 +1,11 @@
-//! The SQLite store: listing.
+//! Every store: listing.
 
 use super::*;
 
 /// 30 deliveries: sources alternate stripe/github; every third is invalid.
-async fn seeded() -> (tempfile::TempDir, SqliteStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+async fn seeded(engine: Engine) -> Opened {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     for i in 0..30 {
         let source = if i % 2 == 0 { "stripe" } else { "github" };
         let verdict = if i % 3 == 0 { invalid() } else { valid() };
@@ -13,12 +13,12 @@ async fn seeded() -> (tempfile::TempDir, SqliteStore) {
         d.metadata.event_id = Some(format!("evt_{i}"));
         store.record(d).await.unwrap();
     }
-    (dir, store)
+    opened
 }
 
-#[tokio::test]
-async fn newest_first_with_summary_fields() {
-    let (_dir, store) = seeded().await;
+pub(crate) async fn newest_first_with_summary_fields(engine: Engine) {
+    let opened = seeded(engine).await;
+    let store = &*opened.store;
     let rows = store.list(DeliveryFilter::default()).await.unwrap();
     assert_eq!(rows.len(), 30);
     assert!(rows.windows(2).all(|w| w[0].id > w[1].id), "newest first");
@@ -33,9 +33,9 @@ async fn newest_first_with_summary_fields() {
     assert_eq!(oldest.reason.as_deref(), Some("signature_mismatch"));
 }
 
-#[tokio::test]
-async fn filters_combine() {
-    let (_dir, store) = seeded().await;
+pub(crate) async fn filters_combine(engine: Engine) {
+    let opened = seeded(engine).await;
+    let store = &*opened.store;
     let by = |source: Option<&str>, verdict: Option<Status>| DeliveryFilter {
         source: source.map(String::from),
         verdict,
@@ -55,9 +55,9 @@ async fn filters_combine() {
     assert!(store.list(by(Some("nope"), None)).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn paging_with_before_walks_every_row_once() {
-    let (_dir, store) = seeded().await;
+pub(crate) async fn paging_with_before_walks_every_row_once(engine: Engine) {
+    let opened = seeded(engine).await;
+    let store = &*opened.store;
     let mut seen = Vec::new();
     let mut before = None;
     loop {
@@ -81,10 +81,9 @@ async fn paging_with_before_walks_every_row_once() {
     assert!(seen.windows(2).all(|w| w[0] > w[1]));
 }
 
-#[tokio::test]
-async fn limit_defaults_to_50_and_is_capped_at_10_000() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("hooklab.db")).unwrap();
+pub(crate) async fn limit_defaults_to_50_and_is_capped_at_10_000(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     let pending: Vec<_> = (0..10_050)
         .map(|_| store.record(delivery("stripe", valid(), b"")))
         .collect();

@@ -1,4 +1,4 @@
-//! The SQLite store: objects.
+//! Every store: objects.
 
 use super::*;
 use hooklab_core::store::{ObjectChange, ObjectFilter, ObjectRecord, TimelineEntry};
@@ -30,10 +30,9 @@ fn change(prev: Option<ObjectRecord>, to: &str, at: i64) -> Option<ObjectChange>
     })
 }
 
-#[tokio::test]
-async fn an_update_sees_the_previous_record_and_appends_to_the_timeline() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("h.db")).unwrap();
+pub(crate) async fn an_update_sees_the_previous_record_and_appends_to_the_timeline(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
     let first = store
         .update_object(
             "m".into(),
@@ -82,4 +81,30 @@ async fn an_update_sees_the_previous_record_and_appends_to_the_timeline() {
         ["pending", "succeeded"]
     );
     assert_eq!(timeline[1].from.as_deref(), Some("pending"));
+}
+
+/// Updates queued before any is awaited run in call order, each seeing the previous one.
+pub(crate) async fn queued_updates_apply_in_call_order(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
+    let pending: Vec<_> = (0..50)
+        .map(|i| {
+            store.update_object(
+                "m".into(),
+                "pi_1".into(),
+                Box::new(move |prev| {
+                    let seen = prev.as_ref().and_then(|p| p.state.clone());
+                    let expected = (i > 0).then(|| format!("s{}", i - 1));
+                    assert_eq!(seen, expected, "update {i} sees update {}'s state", i - 1);
+                    change(prev, &format!("s{i}"), i64::from(i) + 10)
+                }),
+            )
+        })
+        .collect();
+    for p in pending {
+        assert!(p.await.unwrap().is_some());
+    }
+    let timeline = store.timeline("pi_1".into()).await.unwrap();
+    assert_eq!(timeline.len(), 50, "one timeline row per update");
+    assert_eq!(timeline[49].to.as_deref(), Some("s49"));
 }
