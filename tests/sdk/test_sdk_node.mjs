@@ -46,7 +46,7 @@ const nowSecs = () => Math.floor(Date.now() / 1000);
 /** `hooklab sign --json`: `{headers: [[name, value]...], body, url}`. */
 function hooklabSign(provider, secret, body, { now, id, url, contentType } = {}) {
   return withBodyFile(body, (path) => {
-    const args = ['sign', '--json', '--provider', provider, '--secret', secret, '--body-file', path];
+    const args = ['sign', '--json', '--provider', provider, `--secret=${secret}`, '--body-file', path];
     args.push('--now', String(now ?? nowSecs()));
     if (id !== undefined) args.push('--id', id);
     if (url !== undefined) args.push('--url', url);
@@ -60,7 +60,7 @@ function hooklabSign(provider, secret, body, { now, id, url, contentType } = {})
 /** `hooklab verify`: true when it exits 0, false when it exits 1. */
 function hooklabVerify(provider, secret, headers, body, { url, now } = {}) {
   return withBodyFile(body, (path) => {
-    const args = ['verify', '--provider', provider, '--secret', secret, '--body-file', path];
+    const args = ['verify', '--provider', provider, `--secret=${secret}`, '--body-file', path];
     for (const [name, value] of Object.entries(headers)) args.push('--header', `${name}: ${value}`);
     if (url !== undefined) args.push('--url', url);
     args.push('--now', String(now ?? nowSecs()));

@@ -62,7 +62,7 @@ def hooklab_sign(
     """
     path = _body_file(body)
     try:
-        args = [HOOKLAB_BIN, "sign", "--json", "--provider", provider, "--secret", secret]
+        args = [HOOKLAB_BIN, "sign", "--json", "--provider", provider, f"--secret={secret}"]
         args += ["--body-file", path]
         args += ["--now", str(now if now is not None else int(time.time()))]
         if msg_id is not None:
@@ -90,7 +90,7 @@ def hooklab_verify(
     """Runs ``hooklab verify``; returns (valid, combined output) from its exit code."""
     path = _body_file(body)
     try:
-        args = [HOOKLAB_BIN, "verify", "--provider", provider, "--secret", secret]
+        args = [HOOKLAB_BIN, "verify", "--provider", provider, f"--secret={secret}"]
         for name, value in headers.items():
             args += ["--header", f"{name}: {value}"]
         args += ["--body-file", path]
