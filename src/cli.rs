@@ -212,6 +212,18 @@ pub(crate) struct ServeArgs {
     /// HOOKLAB_NO_PREPARED_STATEMENTS=1.
     #[arg(long)]
     pub(crate) no_prepared_statements: bool,
+    /// Also run the control API (and the UI) on 127.0.0.1:N (0: a free port). Off by default
+    /// in production; never exposed beyond loopback.
+    #[arg(long, value_name = "N")]
+    pub(crate) control_port: Option<u16>,
+    /// With --control-port: where to write its address and token (mode 0600; removed on
+    /// exit). `hooklab ui --db X` reads `X.control.json`.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "hooklab-serve.control.json"
+    )]
+    pub(crate) control_file: PathBuf,
     #[command(flatten)]
     pub(crate) receiver: ReceiverArgs,
 }

@@ -366,3 +366,56 @@ async fn a_replica_announces_what_another_replica_recorded() {
         "the receiving replica prints its delivery exactly once"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_runs_the_control_api_only_when_asked_and_it_reads_postgresql() {
+    let url = database().await;
+    let app = App::start(Answer::Status(200)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let control_file = dir.path().join("serve.control.json");
+    // Without --control-port: no control API, no file.
+    let plain = Serve::start(&url, &app.url, &[]);
+    assert_eq!(
+        try_send(&plain.addr, &signed_request(&plain.addr, &event("evt_ctl"))).await,
+        200
+    );
+    drop(plain);
+    let file_arg = control_file.to_string_lossy().to_string();
+    let serve = Serve::start(
+        &url,
+        &app.url,
+        &["--control-port", "0", "--control-file", &file_arg],
+    );
+    let found: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&control_file).expect("the control file is written"))
+            .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&control_file)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "the token stays private");
+    }
+    let control = found["url"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://")
+        .to_string();
+    let token = found["token"].as_str().unwrap();
+    let mut stream = TcpStream::connect(&control).await.unwrap();
+    let head = format!(
+        "GET /api/events HTTP/1.1\r\nHost: {control}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response.contains("evt_ctl"),
+        "the UI's data comes from PostgreSQL: {response}"
+    );
+    drop(serve);
+}

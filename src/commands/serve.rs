@@ -1,8 +1,8 @@
 //! `hooklab serve`: production mode. The same receiver and workers as `listen`, on a shared
 //! PostgreSQL database instead of a SQLite file, so any number of replicas can run behind a
 //! load balancer: the unique `(scope, key)` keeps idempotency exact across them and their
-//! workers lease jobs with `FOR UPDATE SKIP LOCKED`. No tunnel and no control API (operate
-//! through the database and `hooklab` commands). `hooklab migrate`: create or upgrade a
+//! workers lease jobs with `FOR UPDATE SKIP LOCKED`. No tunnel; the control API (and the UI)
+//! only with `--control-port`, on loopback. `hooklab migrate`: create or upgrade a
 //! database's schema, PostgreSQL or SQLite.
 
 use super::listen::{print_deliveries, receiver_config};
@@ -22,7 +22,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if config.tunnel.is_some() {
         bail!("`hooklab serve` runs no tunnel: remove [tunnel] from the config (use `listen`)");
     }
-    config.control_port = None;
+    config.control_port = args.control_port;
     config.validate()?;
     if !is_postgres(&args.database) {
         bail!(
@@ -42,7 +42,14 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(config, &args.database, options, args.receiver.json))?;
+    let control_file = args.control_port.map(|_| args.control_file.clone());
+    runtime.block_on(serve(
+        config,
+        &args.database,
+        options,
+        args.receiver.json,
+        control_file,
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -51,6 +58,7 @@ async fn serve(
     url: &str,
     options: PgOptions,
     json: bool,
+    control_file: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     let shown = redact(url);
     let store = Arc::new(
@@ -68,6 +76,26 @@ async fn serve(
     let feed = Feed::new(store.clone()).await;
     let running = runtime::start(config, store.clone()).await?;
     let base = running.url();
+    // The optional control API: its address and token go to a private file, never to output.
+    let discovery = control_file.as_ref().and_then(|path| {
+        let control = running.control()?;
+        let found = hooklab_server::control::discovery::Discovery {
+            pid: std::process::id(),
+            url: control.url(),
+            token: control.token().clone(),
+            receiver: base.clone(),
+        };
+        match found.write(path) {
+            Ok(()) => Some((found, path.clone())),
+            Err(e) => {
+                eprintln!(
+                    "warning: cannot write {} ({e}); the control API runs but its token is unknown",
+                    path.display()
+                );
+                None
+            }
+        }
+    });
     let events = running.subscribe();
     // Deliveries the other replicas record show here too (polled; see hooklab_server::feed).
     let (stop_feed, feed_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -84,6 +112,7 @@ async fn serve(
                 "database": shown,
                 "forward_to": forward_to,
                 "pid": std::process::id(),
+                "control": discovery.as_ref().map(|(d, _)| d.url.clone()),
             } })
         );
     } else {
@@ -94,11 +123,21 @@ async fn serve(
         if let Some(target) = &forward_to {
             println!("  forwarding to {target}");
         }
+        if let Some((d, path)) = &discovery {
+            println!(
+                "  control API and UI on {} (loopback only; its token is in {})",
+                d.url,
+                path.display()
+            );
+        }
         println!("Recording to {shown}. Press Ctrl-C to stop.");
     }
     let names = sources.into_iter().map(|(name, _)| name).collect();
     let printer = tokio::spawn(print_deliveries(events, json, None, names));
     let served = running.run_until(runtime::shutdown_signal()).await;
+    if let Some((d, path)) = &discovery {
+        d.remove(path);
+    }
     let _ = stop_feed.send(());
     let _ = feed.await;
     served?;
