@@ -62,6 +62,36 @@ pub(crate) enum Command {
     Tunnel(TunnelCommand),
     /// Open the UI of a running `hooklab listen` in a browser (or print its address).
     Ui(UiArgs),
+    /// Send a recorded delivery again: as recorded, re-signed now, or as a variant that must
+    /// fail verification (stale, wrong secret, tampered, unsigned, another body's signature).
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hooklab replay 42 --to http://127.0.0.1:8787/stripe --resign\n  hooklab replay 42 --to http://127.0.0.1:3000/webhooks --variant tampered --secret env:STRIPE_WEBHOOK_SECRET\n\nThe source's secret comes from --secret, or from the sources added in the UI (<db>.sources.toml)."
+)]
+pub(crate) struct ReplayArgs {
+    /// The delivery to replay (its id, as `hooklab events list` shows it).
+    pub(crate) id: i64,
+    /// Where to send it: the receiver's source URL (so it goes through the pipeline again) or
+    /// your app's URL. http:// only.
+    #[arg(long, value_name = "URL")]
+    pub(crate) to: String,
+    /// Re-sign it now with the source's secret (same as --variant resigned).
+    #[arg(long, conflicts_with = "variant")]
+    pub(crate) resign: bool,
+    /// as-recorded (default), resigned, stale, wrong-secret, tampered, unsigned, other-body.
+    #[arg(long, value_name = "VARIANT")]
+    pub(crate) variant: Option<String>,
+    /// The source's signing secret (may be `env:VAR`).
+    #[arg(long, value_name = "SECRET")]
+    pub(crate) secret: Option<String>,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// The outcome as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]

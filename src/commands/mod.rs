@@ -6,6 +6,7 @@ mod listen;
 mod objects;
 mod providers;
 pub(crate) mod reconcile;
+mod replay;
 pub(crate) mod serve;
 mod sign;
 mod transfer;
@@ -44,6 +45,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Providers(args) => providers::run(args),
         Command::Tunnel(TunnelCommand::Status(args)) => tunnel::status(args),
         Command::Ui(args) => ui::open(args),
+        Command::Replay(args) => replay::run(args),
     }
 }
 

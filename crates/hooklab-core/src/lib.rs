@@ -35,6 +35,7 @@ pub mod diagnose;
 pub mod machine;
 pub mod metadata;
 pub mod provider;
+pub mod replay;
 pub mod request;
 pub mod retry;
 pub mod secret;
