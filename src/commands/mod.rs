@@ -46,6 +46,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tunnel(TunnelCommand::Status(args)) => tunnel::status(args),
         Command::Ui(args) => ui::open(args),
         Command::Replay(args) => replay::run(args),
+        Command::Inject(args) => replay::inject(args),
     }
 }
 

@@ -20,40 +20,9 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (None, true) => Variant::Resigned,
         (None, false) => Variant::AsRecorded,
     };
-    let db = db_path(&args.db)?;
-    let store = SqliteStore::open_read_only(&db)?;
-    let delivery = store
-        .get(args.id)?
-        .with_context(|| format!("no delivery #{} in {}", args.id, db.display()))?;
-    let record = &delivery.record;
     let (host, port, path) = parse_http_url(&args.to)?;
-    let secret = match &args.secret {
-        Some(s) => Some(secret_from(s)?),
-        None => source_secret(&db, &record.source)?,
-    };
-    let provider = match record.provider {
-        Some(p) => p,
-        None if variant.signs() => bail!(
-            "delivery #{} came to an unknown source (`{}`): it has no provider to sign for",
-            args.id,
-            record.source
-        ),
-        None => hooklab_core::provider::ProviderId::GenericHmac,
-    };
-    let request = replay::build(
-        Original {
-            id: delivery.id,
-            method: &record.method,
-            headers: &record.headers,
-            body: &record.body,
-        },
-        provider,
-        &source_options(&db, &record.source)?,
-        secret.as_ref(),
-        variant,
-        &args.to,
-        UnixMillis::now(),
-    )?;
+    let (delivery, request) =
+        prepare(&args.db, args.id, &args.to, args.secret.as_deref(), variant)?;
     let status = send(&host, port, &path, &request)
         .with_context(|| format!("cannot send the replay to {}", args.to))?;
     if args.json {
@@ -75,6 +44,127 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(if (200..300).contains(&status) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Loads delivery `id` and builds its replay to `to` as `variant`.
+fn prepare(
+    db: &crate::cli::DbArg,
+    id: i64,
+    to: &str,
+    secret: Option<&str>,
+    variant: Variant,
+) -> anyhow::Result<(hooklab_core::store::Delivery, replay::ReplayRequest)> {
+    let db = db_path(db)?;
+    let store = SqliteStore::open_read_only(&db)?;
+    let delivery = store
+        .get(id)?
+        .with_context(|| format!("no delivery #{id} in {}", db.display()))?;
+    let record = &delivery.record;
+    let secret = match secret {
+        Some(s) => Some(secret_from(s)?),
+        None => source_secret(&db, &record.source)?,
+    };
+    let provider = match record.provider {
+        Some(p) => p,
+        None if variant.signs() => bail!(
+            "delivery #{id} came to an unknown source (`{}`): it has no provider to sign for",
+            record.source
+        ),
+        None => hooklab_core::provider::ProviderId::GenericHmac,
+    };
+    let request = replay::build(
+        Original {
+            id: delivery.id,
+            method: &record.method,
+            headers: &record.headers,
+            body: &record.body,
+        },
+        provider,
+        &source_options(&db, &record.source)?,
+        secret.as_ref(),
+        variant,
+        to,
+        UnixMillis::now(),
+    )?;
+    Ok((delivery, request))
+}
+
+/// `hooklab inject`: N copies, sequential or as a concurrent race.
+pub(crate) fn inject(args: crate::cli::InjectArgs) -> anyhow::Result<ExitCode> {
+    use hooklab_server::inject::{Mode, send_copies, summarise};
+    let variant = if args.resign {
+        Variant::Resigned
+    } else {
+        Variant::AsRecorded
+    };
+    let (host, port, path) = parse_http_url(&args.to)?;
+    let (delivery, request) =
+        prepare(&args.db, args.id, &args.to, args.secret.as_deref(), variant)?;
+    let bytes = http_bytes(&host, port, &path, &request);
+    let mode = if args.concurrent {
+        Mode::Concurrent
+    } else {
+        Mode::Sequential {
+            interval: args.interval.unwrap_or_default(),
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let copies = usize::try_from(args.copies).unwrap_or(usize::MAX);
+    let results = runtime.block_on(send_copies(&format!("{host}:{port}"), &bytes, copies, mode));
+    let summary = summarise(&results);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "copy_of": delivery.id,
+                "to": args.to,
+                "mode": if args.concurrent { "concurrent" } else { "sequential" },
+                "summary": summary,
+                "copies": results,
+            })
+        );
+    } else {
+        println!(
+            "{} copies of #{} to {} ({}): {}",
+            summary.copies,
+            delivery.id,
+            args.to,
+            if args.concurrent {
+                "concurrent race"
+            } else {
+                "one after another"
+            },
+            summary
+                .statuses
+                .iter()
+                .map(|(status, n)| format!("{n} × {status}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        println!(
+            "  latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; {} distinct response bodies{}",
+            summary.latency_ms_p50,
+            summary.latency_ms_p99,
+            summary.latency_ms_max,
+            summary.distinct_bodies,
+            if summary.distinct_bodies > 1 {
+                " — the handler answered copies of one event differently"
+            } else {
+                ""
+            }
+        );
+    }
+    let all_ok = results
+        .iter()
+        .all(|r| r.status.is_some_and(|s| (200..300).contains(&s)));
+    Ok(if all_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -135,26 +225,32 @@ fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
     Ok((host, port, path.to_string()))
 }
 
-/// One HTTP/1.1 request; the response's status.
-fn send(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> anyhow::Result<u16> {
-    let mut stream = TcpStream::connect((host, port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-    let head = format!("{} {path} HTTP/1.1\r\nHost: {host}:{port}\r\n", req.method);
-    let mut bytes = Vec::new();
+/// The request as HTTP/1.1 bytes, headers in order, with `Connection: close`.
+fn http_bytes(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> Vec<u8> {
+    let mut bytes =
+        format!("{} {path} HTTP/1.1\r\nHost: {host}:{port}\r\n", req.method).into_bytes();
     for h in &req.headers {
         bytes.extend_from_slice(h.name.as_bytes());
         bytes.extend_from_slice(b": ");
         bytes.extend_from_slice(&h.value);
         bytes.extend_from_slice(b"\r\n");
     }
-    let tail = format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        req.body.len()
+    bytes.extend_from_slice(
+        format!(
+            "Content-Length: {}\r\nConnection: close\r\n\r\n",
+            req.body.len()
+        )
+        .as_bytes(),
     );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(&bytes)?;
-    stream.write_all(tail.as_bytes())?;
-    stream.write_all(&req.body)?;
+    bytes.extend_from_slice(&req.body);
+    bytes
+}
+
+/// One HTTP/1.1 request; the response's status.
+fn send(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> anyhow::Result<u16> {
+    let mut stream = TcpStream::connect((host, port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    stream.write_all(&http_bytes(host, port, path, req))?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
     String::from_utf8_lossy(&response)

@@ -47,6 +47,7 @@ pub mod control;
 pub mod error;
 pub mod events;
 pub mod feed;
+pub mod inject;
 pub mod objects;
 pub mod pipeline;
 pub mod receiver;
