@@ -2,7 +2,8 @@
 //! concurrent race — every connection opened first, then every request written at once, so the
 //! copies really arrive together. Each copy's outcome (status, latency, a hash of the response
 //! body) is kept, so a caller can see whether a handler answered copies differently. Used by
-//! `hooklab inject`; the UI's race panel will run the same code.
+//! `hooklab inject`, `POST /api/inject` and the UI's race panel; [`run`] adds the
+//! idempotency oracle's verdict ([`crate::lab::oracle`]).
 
 use sha2::Digest as _;
 use std::time::{Duration, Instant};
@@ -20,7 +21,7 @@ pub enum Mode {
 }
 
 /// What one copy got.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct CopyResult {
     /// 0-based, in the order the copies were prepared.
     pub copy: usize,
@@ -145,7 +146,7 @@ async fn exchange(
 }
 
 /// What the copies add up to.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub copies: usize,
     /// How many copies got each status (failed connections under `null`).
@@ -186,4 +187,65 @@ pub fn summarise(results: &[CopyResult]) -> Summary {
         latency_ms_p99: at(0.99),
         latency_ms_max: latencies.last().copied().unwrap_or(0.0),
     }
+}
+
+impl Mode {
+    /// `concurrent` or `sequential`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sequential { .. } => "sequential",
+            Self::Concurrent => "concurrent",
+        }
+    }
+}
+
+/// Copies of one request, every copy's result, and what they say about the handler.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct InjectReport {
+    /// Where the copies went.
+    pub to: String,
+    /// `concurrent` (a true race) or `sequential`.
+    pub mode: String,
+    /// The copies' idempotency key (the event id, or a resource-based key).
+    pub key: Option<String>,
+    pub summary: Summary,
+    /// Every copy's result, in copy order.
+    pub copies: Vec<CopyResult>,
+    /// Whether the handler behaved as if it saw the event once.
+    pub oracle: crate::lab::oracle::OracleReport,
+}
+
+/// Sends `copies` copies of `request` as `mode` says, reading `probe` (the side-effect count)
+/// before and after when given, and judges the handler.
+pub async fn run(
+    request: &crate::lab::Outgoing,
+    copies: usize,
+    mode: Mode,
+    probe: Option<&crate::lab::Target>,
+) -> Result<InjectReport, crate::lab::LabError> {
+    use crate::lab::oracle::{KeyCopies, judge, read_probe};
+    let before = match probe {
+        Some(p) => Some(read_probe(p).await?),
+        None => None,
+    };
+    let results = send_copies(&request.target.addr(), &request.bytes(), copies, mode).await;
+    let counts = match (probe, before) {
+        (Some(p), Some(before)) => Some((before, read_probe(p).await?)),
+        _ => None,
+    };
+    let oracle = judge(
+        &[KeyCopies {
+            key: request.key.as_deref(),
+            results: &results,
+        }],
+        counts,
+    );
+    Ok(InjectReport {
+        to: request.target.url.clone(),
+        mode: mode.as_str().to_string(),
+        key: request.key.clone(),
+        summary: summarise(&results),
+        copies: results,
+        oracle,
+    })
 }

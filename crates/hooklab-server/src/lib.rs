@@ -27,6 +27,9 @@
 //! 8. [`control`]: the control API on its own loopback port with a per-start token; no tunnel
 //!    forwards to it.
 //!
+//! 9. [`lab`] and [`inject`]: the replay lab — copies, races, misordered sequences and
+//!    scenarios fired at an app or a receiver, and the idempotency oracle that judges them.
+//!
 //! [`clock`] supplies "received at"; [`error`] says why the server could not start.
 //!
 //! ```no_run
@@ -48,6 +51,7 @@ pub mod error;
 pub mod events;
 pub mod feed;
 pub mod inject;
+pub mod lab;
 pub mod objects;
 pub mod pipeline;
 pub mod receiver;
