@@ -12,7 +12,7 @@ use hooklab_core::verdict::Verdict;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::sync::broadcast;
 
-fn delivery(i: u8, body: &[u8]) -> NewDelivery {
+pub(super) fn delivery(i: u8, body: &[u8]) -> NewDelivery {
     NewDelivery {
         received_at: UnixMillis(1_700_000_000_000 + i64::from(i)),
         source: "stripe".into(),
@@ -40,13 +40,13 @@ fn delivery(i: u8, body: &[u8]) -> NewDelivery {
     }
 }
 
-struct Fixture {
-    server: ControlServer,
-    events: broadcast::Sender<Event>,
-    _dir: tempfile::TempDir,
+pub(super) struct Fixture {
+    pub(super) server: ControlServer,
+    pub(super) events: broadcast::Sender<Event>,
+    pub(super) _dir: tempfile::TempDir,
 }
 
-async fn fixture(n: u8) -> Fixture {
+pub(super) async fn fixture(n: u8) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open(&dir.path().join("h.db")).unwrap());
     for i in 1..=n {
@@ -65,7 +65,12 @@ async fn fixture(n: u8) -> Fixture {
 }
 
 /// `method path` with the token (and `body`); returns (status, headers, body bytes).
-async fn call(f: &Fixture, method: &str, path: &str, body: &str) -> (u16, String, Vec<u8>) {
+pub(super) async fn call(
+    f: &Fixture,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String, Vec<u8>) {
     let addr = f.server.addr;
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(

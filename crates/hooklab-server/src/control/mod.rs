@@ -261,3 +261,6 @@ mod tests;
 
 #[cfg(test)]
 mod api_tests;
+
+#[cfg(test)]
+mod api_lab_tests;

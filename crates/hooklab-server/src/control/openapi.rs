@@ -5,7 +5,8 @@
 //! no shape is ever written twice.
 
 use super::api::{
-    DeliveryView, HeaderView, Page, Selection, SourceInput, SourceView, TestEventRequest,
+    DeliveryView, HeaderView, InjectAnswer, InjectRequest, Page, ScenarioToml, Selection,
+    SourceInput, SourceView, TestEventRequest,
 };
 use crate::events::Event;
 use crate::tunnel::TunnelStatus;
@@ -353,6 +354,29 @@ pub fn document() -> Value {
         sent,
         "application/json",
     );
+    let inject = b.schema::<InjectRequest>();
+    let injected = b.schema::<InjectAnswer>();
+    b.op(
+        "post",
+        "/api/inject",
+        "Send copies of a recorded delivery (a true race or one after another) and judge the \
+         handler: status classes and bodies per copy, side effects through the probe",
+        &[],
+        Some(inject),
+        injected,
+        "application/json",
+    );
+    let scenario = b.schema::<crate::lab::scenario::Scenario>();
+    let toml = b.schema::<ScenarioToml>();
+    b.op(
+        "post",
+        "/api/scenario",
+        "Write lab actions (steps and expectations) as a scenario file for `hooklab run`",
+        &[],
+        Some(scenario),
+        toml,
+        "application/json",
+    );
     let batch = b.schema::<StreamBatch>();
     b.op(
         "get",
@@ -428,6 +452,8 @@ mod tests {
             "/api/stream",
             "/api/dlq/redrive",
             "/api/test-event",
+            "/api/inject",
+            "/api/scenario",
         ] {
             assert!(doc["paths"][path].is_object(), "{path}");
         }
@@ -439,6 +465,9 @@ mod tests {
             "TunnelStatus",
             "Problem",
             "StreamBatch",
+            "InjectAnswer",
+            "OracleReport",
+            "Scenario",
         ] {
             assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
         }

@@ -174,7 +174,12 @@ async fn event(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> 
 
 /// The event's idempotency key.
 fn key_of(headers: &HeaderMap, body: &[u8]) -> String {
-    for name in ["idempotency-key", "webhook-id", "svix-id", "x-github-delivery"] {
+    for name in [
+        "idempotency-key",
+        "webhook-id",
+        "svix-id",
+        "x-github-delivery",
+    ] {
         if let Some(value) = headers.get(name).and_then(|v| v.to_str().ok()) {
             return format!("{name}:{value}");
         }

@@ -229,9 +229,8 @@ impl Outgoing {
             let mut input = SignInput::new(&event.body, at);
             input.url = Some(&target.url);
             input.content_type = Some(event.content_type);
-            let signed = provider::sign(provider, options, secret, &input).map_err(|e| {
-                LabError::Sign(format!("cannot sign a {provider} event: {e}"))
-            })?;
+            let signed = provider::sign(provider, options, secret, &input)
+                .map_err(|e| LabError::Sign(format!("cannot sign a {provider} event: {e}")))?;
             if let Some(signed_body) = signed.body {
                 body = signed_body;
             }
@@ -402,7 +401,10 @@ mod tests {
             Override::parse(text).unwrap().apply(&mut body).unwrap();
         }
         assert_eq!(body["data"]["object"]["id"], "pi_2");
-        assert_eq!(body["data"]["object"]["amount"], 2500, "a number, not a string");
+        assert_eq!(
+            body["data"]["object"]["amount"], 2500,
+            "a number, not a string"
+        );
         assert_eq!(body["data"]["new"]["deep"], true);
         assert_eq!(body["list"][1]["a"], 1);
         assert!(Override::parse("no-equals").is_err());
@@ -459,10 +461,17 @@ mod tests {
                 now,
             )
             .unwrap();
-            let pairs = out.headers.iter().map(|h| (h.name.clone(), h.value.clone()));
-            let req =
-                RawRequest::post(&out.target.path, pairs, out.body.clone()).with_url(&out.target.url);
-            let verdict = verify(&VerifyConfig::new(provider, vec![secret.clone()]), &req, now);
+            let pairs = out
+                .headers
+                .iter()
+                .map(|h| (h.name.clone(), h.value.clone()));
+            let req = RawRequest::post(&out.target.path, pairs, out.body.clone())
+                .with_url(&out.target.url);
+            let verdict = verify(
+                &VerifyConfig::new(provider, vec![secret.clone()]),
+                &req,
+                now,
+            );
             assert_eq!(verdict.verdict, Status::Valid, "{provider}: {verdict:?}");
             assert!(out.key.is_some(), "{provider} has a key");
             assert!(out.object_id.is_some(), "{provider} names its object");

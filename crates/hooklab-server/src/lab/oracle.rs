@@ -75,7 +75,10 @@ pub fn judge(groups: &[KeyCopies<'_>], probe: Option<(u64, u64)>) -> OracleRepor
         for r in group.results {
             let status = r.status.map_or_else(|| "failed".into(), |s| s.to_string());
             *statuses.entry(status).or_insert(0) += 1;
-            classes.insert(r.status.map_or_else(|| "failed".into(), |s| format!("{}xx", s / 100)));
+            classes.insert(
+                r.status
+                    .map_or_else(|| "failed".into(), |s| format!("{}xx", s / 100)),
+            );
             if let Some(hash) = &r.body_sha256 {
                 bodies.insert(hash.as_str());
             }
@@ -100,9 +103,7 @@ pub fn judge(groups: &[KeyCopies<'_>], probe: Option<(u64, u64)>) -> OracleRepor
     let extra = side_effects.map(|n| n.saturating_sub(keys as u64));
     let responses_differ = !inconsistent.is_empty();
     let idempotent = !responses_differ && extra.unwrap_or(0) == 0;
-    let plural = |n: u64, one: &str, many: &str| {
-        format!("{n} {}", if n == 1 { one } else { many })
-    };
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut verdict = format!(
         "{}: ",
         if idempotent {
@@ -150,7 +151,10 @@ pub async fn read_probe(probe: &Target) -> Result<u64, LabError> {
     let fail = |why: String| LabError::Probe(format!("the probe {}: {why}", probe.url));
     let request = probe.request_bytes(
         "GET",
-        &[hooklab_core::request::Header::new("Accept", "application/json, text/plain")],
+        &[hooklab_core::request::Header::new(
+            "Accept",
+            "application/json, text/plain",
+        )],
         b"",
     );
     let exchange = async {
@@ -187,12 +191,21 @@ fn parse_probe(response: &[u8]) -> Result<u64, String> {
     let body = if chunked { dechunk(raw) } else { raw.to_vec() };
     let text = String::from_utf8_lossy(&body);
     let text = text.trim();
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|_| format!("answered `{}`, not a number or {{\"count\": n}}", clip(text)))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|_| {
+        format!(
+            "answered `{}`, not a number or {{\"count\": n}}",
+            clip(text)
+        )
+    })?;
     value
         .as_u64()
         .or_else(|| value.get("count").and_then(serde_json::Value::as_u64))
-        .ok_or_else(|| format!("answered `{}`, not a number or {{\"count\": n}}", clip(text)))
+        .ok_or_else(|| {
+            format!(
+                "answered `{}`, not a number or {{\"count\": n}}",
+                clip(text)
+            )
+        })
 }
 
 fn clip(text: &str) -> String {

@@ -147,3 +147,34 @@ fn recent_dead() -> DeadLetterFilter {
         ..DeadLetterFilter::default()
     }
 }
+
+/// Recorded delivery `id` as a request to `target`, as `variant` (`None`: re-signed when a
+/// secret is known, else as recorded), signed with `secret` or else its source's first secret.
+pub async fn replay_request(
+    records: &dyn Records,
+    id: DeliveryId,
+    target: &super::Target,
+    variant: Option<hooklab_core::replay::Variant>,
+    secret: Option<hooklab_core::secret::Secret>,
+) -> Result<super::Outgoing, super::LabError> {
+    use hooklab_core::replay::Variant;
+    let delivery = records
+        .delivery(id)
+        .await?
+        .ok_or(super::LabError::NoDelivery(id))?;
+    let source = records.source(&delivery.record.source);
+    let secret = secret.or_else(|| source.as_ref().and_then(|s| s.secrets.first().cloned()));
+    let variant = variant.unwrap_or(match secret {
+        Some(_) => Variant::Resigned,
+        None => Variant::AsRecorded,
+    });
+    let options = source.map(|s| s.options).unwrap_or_default();
+    super::Outgoing::replay(
+        &delivery,
+        &options,
+        secret.as_ref(),
+        variant,
+        target,
+        hooklab_core::clock::UnixMillis::now(),
+    )
+}

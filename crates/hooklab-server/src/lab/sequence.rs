@@ -262,7 +262,14 @@ pub fn build(
             .filter(|(_, (m, _))| *m == moment_index)
         {
             let at = UnixMillis(start.0 + GAP_SECS * 1000 * position as i64);
-            let event = make(provider, s, &object_id, at, short, &format!("{salt}:{position}"))?;
+            let event = make(
+                provider,
+                s,
+                &object_id,
+                at,
+                short,
+                &format!("{salt}:{position}"),
+            )?;
             events.push(SequenceEvent {
                 event,
                 provider_time: at,
@@ -379,9 +386,18 @@ mod tests {
                 .event_from_body(&body)
                 .unwrap_or_else(|| panic!("{}: the machine reads {body}", seq.provider));
             assert_eq!(event.object_id, seq.object_id, "one object");
-            assert_eq!(event.state, e.state, "{}: the state it carries", seq.provider);
+            assert_eq!(
+                event.state, e.state,
+                "{}: the state it carries",
+                seq.provider
+            );
             assert_eq!(event.provider_time, e.provider_time, "the time it carries");
-            all.extend(object.apply(&machine, event, now).into_iter().map(|r| r.decision));
+            all.extend(
+                object
+                    .apply(&machine, event, now)
+                    .into_iter()
+                    .map(|r| r.decision),
+            );
         }
         (object.state().map(str::to_string), all)
     }
@@ -414,13 +430,18 @@ mod tests {
                 );
             }
         }
-        assert_eq!(ran, 13, "5 providers × 3 presets, less Paddle's and Wompi's missing one");
+        assert_eq!(
+            ran, 13,
+            "5 providers × 3 presets, less Paddle's and Wompi's missing one"
+        );
     }
 
     #[test]
     fn stripe_presets_decide_as_the_design_says() {
         let now = UnixMillis::from_secs(1_750_000_000);
-        let run = |preset| decisions(&build(preset, ProviderId::Stripe, Some("pi_x"), now, "s").unwrap()).1;
+        let run = |preset| {
+            decisions(&build(preset, ProviderId::Stripe, Some("pi_x"), now, "s").unwrap()).1
+        };
         use Decision::*;
         assert_eq!(
             run(Preset::SuccessBeforeCreation),
@@ -430,26 +451,50 @@ mod tests {
             run(Preset::RefundBeforeSuccess),
             [Applied, Parked, Applied, AppliedFromPark]
         );
-        assert_eq!(run(Preset::FailureThenSuccess), [Applied, Applied, IgnoredStale]);
+        assert_eq!(
+            run(Preset::FailureThenSuccess),
+            [Applied, Applied, IgnoredStale]
+        );
     }
 
     #[test]
     fn unsupported_combinations_say_why() {
         let now = UnixMillis::from_secs(1_750_000_000);
-        let err = build(Preset::RefundBeforeSuccess, ProviderId::Paddle, None, now, "x")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("paddle has no `refund-before-success`"), "{err}");
-        let err = build(Preset::FailureThenSuccess, ProviderId::Github, None, now, "x")
-            .unwrap_err()
-            .to_string();
+        let err = build(
+            Preset::RefundBeforeSuccess,
+            ProviderId::Paddle,
+            None,
+            now,
+            "x",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("paddle has no `refund-before-success`"),
+            "{err}"
+        );
+        let err = build(
+            Preset::FailureThenSuccess,
+            ProviderId::Github,
+            None,
+            now,
+            "x",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("stripe, mercadopago"), "{err}");
         assert!("nope".parse::<Preset>().is_err());
-        assert_eq!("refund-before-success".parse(), Ok(Preset::RefundBeforeSuccess));
+        assert_eq!(
+            "refund-before-success".parse(),
+            Ok(Preset::RefundBeforeSuccess)
+        );
     }
 
     #[test]
     fn asaas_times_are_brasilia_wall_clock() {
-        assert_eq!(brasilia(UnixMillis::from_secs(1_700_000_000)), "2023-11-14 19:13:20");
+        assert_eq!(
+            brasilia(UnixMillis::from_secs(1_700_000_000)),
+            "2023-11-14 19:13:20"
+        );
     }
 }

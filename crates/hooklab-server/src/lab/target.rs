@@ -131,14 +131,20 @@ mod tests {
             ("127.0.0.1", 8787, "/stripe?x=1")
         );
         let t = Target::parse("http://localhost").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.path.as_str()), ("localhost", 80, "/"));
+        assert_eq!(
+            (t.host.as_str(), t.port, t.path.as_str()),
+            ("localhost", 80, "/")
+        );
         let t = Target::parse("http://localhost:3000?a=b").unwrap();
         assert_eq!(t.path, "/?a=b");
         let err = Target::parse("https://x").unwrap_err().to_string();
         assert!(err.contains("http://"), "{err}");
         assert!(Target::parse("http://:80/x").is_err());
         assert!(Target::parse("http://h:notaport/x").is_err());
-        assert!(Target::parse("http://h/x y").is_err(), "no request smuggling");
+        assert!(
+            Target::parse("http://h/x y").is_err(),
+            "no request smuggling"
+        );
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! - `GET /api/objects?state&machine&limit`, `GET /api/objects/{id}/timeline`.
 //! - `GET /api/dlq?source&limit`; `POST /api/dlq/redrive` and `POST /api/dlq/discard` with
 //!   `{"jobs": [ids]}` or `{"all": true}`.
+//! - `POST /api/inject` — copies of a recorded delivery (a race or one after another) with the
+//!   idempotency oracle's verdict; `POST /api/scenario` — lab actions as a scenario file.
 //! - `GET /api/stream` — the events bus as Server-Sent Events, batched: at most one message
 //!   every [`BATCH_EVERY`], each a JSON array, so a flood of deliveries never floods the UI.
 
@@ -33,10 +35,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 
+mod lab;
 mod records;
 mod sources;
 mod stream;
 
+pub(super) use lab::{InjectAnswer, InjectRequest, ScenarioToml};
 pub(super) use records::{DeliveryView, HeaderView, Page, Selection};
 use records::{
     list_dlq, list_events, list_keys, list_objects, raw_body, resolve_dlq, show_event, timeline,
@@ -155,11 +159,14 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
         (&Method::DELETE, ["api", "sources", name]) => delete_source(data, &decode(name)).await,
         (&Method::GET, ["api", "providers"]) => list_providers().await,
         (&Method::POST, ["api", "test-event"]) => test_event(data, req).await,
+        (&Method::POST, ["api", "inject"]) => lab::inject(data, req).await,
+        (&Method::POST, ["api", "scenario"]) => lab::scenario(req).await,
         (
             _,
             [
                 "api",
-                "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event",
+                "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event"
+                | "inject" | "scenario",
                 ..,
             ],
         ) => Err(Problem::new(

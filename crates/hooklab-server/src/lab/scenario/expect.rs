@@ -90,7 +90,9 @@ fn once_per_key(evidence: &Evidence<'_>) -> Check {
                 _ => check(
                     NAME,
                     false,
-                    format!("{what}: {extra} more than one per key — the handler is not idempotent"),
+                    format!(
+                        "{what}: {extra} more than one per key — the handler is not idempotent"
+                    ),
                 ),
             }
         }
@@ -179,7 +181,11 @@ async fn dlq_empty(
         .filter_map(|s| s.key.as_deref())
         .collect();
     if ours.is_empty() {
-        return check(NAME, false, "the scenario sent no event with an idempotency key");
+        return check(
+            NAME,
+            false,
+            "the scenario sent no event with an idempotency key",
+        );
     }
     // Wait until none of our keys is still being processed (forwards, retries).
     let deadline = Instant::now() + settle;
@@ -249,7 +255,10 @@ async fn dlq_empty(
         true => check(
             NAME,
             true,
-            format!("none of the scenario's {} key(s) is dead-lettered", ours.len()),
+            format!(
+                "none of the scenario's {} key(s) is dead-lettered",
+                ours.len()
+            ),
         ),
         false => check(
             NAME,

@@ -88,7 +88,11 @@ fn from_hooklab(v: &Value) -> Result<Captured, String> {
                 };
                 (name, value)
             }
-            _ => return Err(format!("{what} is neither [name, value] nor {{name, value}}")),
+            _ => {
+                return Err(format!(
+                    "{what} is neither [name, value] nor {{name, value}}"
+                ));
+            }
         };
         headers.push(Header::new(name, value));
     }
@@ -134,8 +138,14 @@ mod tests {
         assert_eq!(raw.body, br#"{"id":"evt_raw","type":"x"}"#);
         assert_eq!(raw.headers[0].value_str(), Some("application/json"));
         let form = parse(b"a=1&b=2").unwrap();
-        assert_eq!(form.headers[0].value_str(), Some("application/octet-stream"));
+        assert_eq!(
+            form.headers[0].value_str(),
+            Some("application/octet-stream")
+        );
         let bad = br#"{"headers": [["X"]], "body": "x"}"#;
-        assert!(parse(bad).is_err(), "a malformed header is an error, not a panic");
+        assert!(
+            parse(bad).is_err(),
+            "a malformed header is an error, not a panic"
+        );
     }
 }

@@ -146,7 +146,10 @@ mod tests {
         ));
         assert!(xml.starts_with("<?xml"));
         assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
-        assert!(xml.contains("name=\"dup &lt;race&gt; &amp; &quot;more&quot;\""), "{xml}");
+        assert!(
+            xml.contains("name=\"dup &lt;race&gt; &amp; &quot;more&quot;\""),
+            "{xml}"
+        );
         assert!(
             xml.contains("<failure message=\"23 side effects &lt;for&gt; 1 key\u{fffd}\""),
             "{xml}"

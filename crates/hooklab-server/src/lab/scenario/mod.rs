@@ -75,9 +75,7 @@ pub struct Scenario {
 }
 
 /// What a step does.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// A fresh event of `provider` (`event_type`, `overrides`), signed with `secret` or the
@@ -344,24 +342,53 @@ fn step_problems(step: &Step, earlier: &[&str]) -> Vec<String> {
         }
     }
     let misplaced = [
-        ("event_type", step.event_type.is_some(), step.action == Action::Generate),
-        ("overrides", !step.overrides.is_empty(), step.action == Action::Generate),
+        (
+            "event_type",
+            step.event_type.is_some(),
+            step.action == Action::Generate,
+        ),
+        (
+            "overrides",
+            !step.overrides.is_empty(),
+            step.action == Action::Generate,
+        ),
         ("file", step.file.is_some(), step.action == Action::Import),
-        ("delivery", step.delivery.is_some(), step.action == Action::Replay),
-        ("variant", step.variant.is_some(), step.action == Action::Replay),
+        (
+            "delivery",
+            step.delivery.is_some(),
+            step.action == Action::Replay,
+        ),
+        (
+            "variant",
+            step.variant.is_some(),
+            step.action == Action::Replay,
+        ),
         ("of", step.of.is_some(), step.action == Action::Repeat),
-        ("preset", step.preset.is_some(), step.action == Action::Sequence),
-        ("object", step.object.is_some(), step.action == Action::Sequence),
+        (
+            "preset",
+            step.preset.is_some(),
+            step.action == Action::Sequence,
+        ),
+        (
+            "object",
+            step.object.is_some(),
+            step.action == Action::Sequence,
+        ),
     ];
     for (field, set, allowed) in misplaced {
         if set && !allowed {
-            out.push(format!("`{field}` does not apply to `{}`", step.action.as_str()));
+            out.push(format!(
+                "`{field}` does not apply to `{}`",
+                step.action.as_str()
+            ));
         }
     }
     if step.action == Action::Repeat
         && (step.provider.is_some() || step.source.is_some() || step.secret.is_some())
     {
-        out.push("`repeat` sends the earlier request as it was: no provider, source or secret".into());
+        out.push(
+            "`repeat` sends the earlier request as it was: no provider, source or secret".into(),
+        );
     }
     if let Some(v) = &step.variant {
         if let Err(e) = v.parse::<hooklab_core::replay::Variant>() {

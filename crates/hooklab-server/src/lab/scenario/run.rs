@@ -7,7 +7,7 @@ use super::{Action, RUN_PLACEHOLDER, Scenario, Step, duration, import};
 use crate::inject::{CopyResult, Mode, Summary, send_copies, summarise};
 use crate::lab::events::{Outgoing, Override, generate};
 use crate::lab::oracle::{KeyCopies, OracleReport, judge, read_probe};
-use crate::lab::records::Records;
+use crate::lab::records::{Records, replay_request};
 use crate::lab::{LabError, Target, sequence};
 use hooklab_core::clock::UnixMillis;
 use hooklab_core::provider::{ProviderId, ProviderOptions};
@@ -274,11 +274,7 @@ async fn run_step(ctx: &mut Context<'_>, index: usize, step: &Step, label: Strin
 }
 
 /// The requests a step sends (a sequence sends several; the others one).
-async fn prepare(
-    ctx: &Context<'_>,
-    index: usize,
-    step: &Step,
-) -> Result<Vec<Outgoing>, LabError> {
+async fn prepare(ctx: &Context<'_>, index: usize, step: &Step) -> Result<Vec<Outgoing>, LabError> {
     let target = &ctx.options.target;
     let salt = format!("{}:{index}", ctx.run);
     match step.action {
@@ -314,7 +310,10 @@ async fn prepare(
             let preset = step
                 .preset
                 .ok_or_else(|| LabError::Scenario("a sequence needs `preset`".into()))?;
-            let object = step.object.as_deref().map(|o| o.replace(RUN_PLACEHOLDER, &ctx.run));
+            let object = step
+                .object
+                .as_deref()
+                .map(|o| o.replace(RUN_PLACEHOLDER, &ctx.run));
             let seq = sequence::build(preset, signer.provider, object.as_deref(), ctx.now, &salt)?;
             let now = UnixMillis::now();
             seq.events
@@ -337,14 +336,16 @@ async fn prepare(
                 Some(dir) => dir.join(file),
                 None => PathBuf::from(file),
             };
-            let bytes = std::fs::read(&path).map_err(|e| {
-                LabError::Scenario(format!("cannot read {}: {e}", path.display()))
-            })?;
+            let bytes = std::fs::read(&path)
+                .map_err(|e| LabError::Scenario(format!("cannot read {}: {e}", path.display())))?;
             let captured = import::parse(&bytes)
                 .map_err(|e| LabError::Scenario(format!("{}: {e}", path.display())))?;
             let signer = signer(ctx, step, captured.provider).ok();
             let provider = signer.as_ref().map(|s| s.provider).or(captured.provider);
-            let options = signer.as_ref().map(|s| s.options.clone()).unwrap_or_default();
+            let options = signer
+                .as_ref()
+                .map(|s| s.options.clone())
+                .unwrap_or_default();
             let out = Outgoing::captured(
                 provider,
                 &options,
@@ -364,36 +365,21 @@ async fn prepare(
                 )
             })?;
             let id = step.delivery.unwrap_or_default();
-            let delivery = records
-                .delivery(id)
-                .await?
-                .ok_or(LabError::NoDelivery(id))?;
-            let source = records.source(&delivery.record.source);
-            let secret = match &step.secret {
-                Some(s) => Some(secret_from(s)?),
-                None => source.as_ref().and_then(|s| s.secrets.first().cloned()),
-            };
-            let variant = match (&step.variant, &secret) {
-                (Some(v), _) => v.parse::<Variant>().map_err(LabError::Scenario)?,
-                (None, Some(_)) => Variant::Resigned,
-                (None, None) => Variant::AsRecorded,
-            };
-            let options = source.map(|s| s.options).unwrap_or_default();
-            let out = Outgoing::replay(
-                &delivery,
-                &options,
-                secret.as_ref(),
-                variant,
-                target,
-                UnixMillis::now(),
-            )?;
+            let secret = step.secret.as_deref().map(secret_from).transpose()?;
+            let variant = step
+                .variant
+                .as_deref()
+                .map(|v| v.parse::<Variant>().map_err(LabError::Scenario))
+                .transpose()?;
+            let out = replay_request(records, id, target, variant, secret).await?;
             Ok(vec![out])
         }
         Action::Repeat => {
             let of = step.of.as_deref().unwrap_or_default();
-            ctx.sent.get(of).cloned().ok_or_else(|| {
-                LabError::Scenario(format!("step `{of}` sent nothing to repeat"))
-            })
+            ctx.sent
+                .get(of)
+                .cloned()
+                .ok_or_else(|| LabError::Scenario(format!("step `{of}` sent nothing to repeat")))
         }
     }
 }
@@ -413,16 +399,12 @@ fn signer(
     fallback: Option<ProviderId>,
 ) -> Result<Signer, LabError> {
     let source = match &step.source {
-        Some(name) => Some(
-            ctx.records
-                .and_then(|r| r.source(name))
-                .ok_or_else(|| {
-                    LabError::Scenario(format!(
-                        "no source `{name}` among the sources added in the UI (<db>.sources.toml) \
+        Some(name) => Some(ctx.records.and_then(|r| r.source(name)).ok_or_else(|| {
+            LabError::Scenario(format!(
+                "no source `{name}` among the sources added in the UI (<db>.sources.toml) \
                          of --db; give `provider` and `secret` instead"
-                    ))
-                })?,
-        ),
+            ))
+        })?),
         None => None,
     };
     let provider = step

@@ -1,6 +1,6 @@
 use super::*;
-use crate::lab::app::{AppMode, AppOptions, serve};
 use crate::lab::Target;
+use crate::lab::app::{AppMode, AppOptions, serve};
 
 const RACE: &str = r#"
 name = "duplicate-race"
@@ -35,7 +35,11 @@ fn a_scenario_reads_and_writes_back_the_same() {
     assert_eq!(scenario.steps.len(), 2);
     assert_eq!(scenario.steps[0].provider, Some(ProviderId::Stripe));
     assert_eq!(scenario.steps[0].overrides["data.object.amount"], 5000);
-    assert_eq!(scenario.expect.final_state.len(), 1, "one table is a list of one");
+    assert_eq!(
+        scenario.expect.final_state.len(),
+        1,
+        "one table is a list of one"
+    );
     let text = scenario.to_toml().unwrap();
     assert!(text.contains("[[steps]]"), "{text}");
     assert!(text.contains("[[expect.final_state]]"), "{text}");
@@ -110,7 +114,11 @@ async fn run_against(mode: AppMode) -> RunReport {
         }
     };
     let report = run(&scenario, &options, None, &progress).await;
-    assert_eq!(*steps.lock().unwrap(), [(0, 2), (1, 2)], "progress per step");
+    assert_eq!(
+        *steps.lock().unwrap(),
+        [(0, 2), (1, 2)],
+        "progress per step"
+    );
     report
 }
 
@@ -130,7 +138,10 @@ async fn the_race_passes_on_an_idempotent_app_and_fails_on_naive_and_racy_ones()
         assert_eq!(once.expectation, "handler_ran_once_per_key");
         assert!(!once.passed, "{mode:?}: {once:?}");
         assert!(once.message.contains("not idempotent"), "{}", once.message);
-        assert!(bad.checks[1].passed, "{mode:?}: the naive app answers every copy alike");
+        assert!(
+            bad.checks[1].passed,
+            "{mode:?}: the naive app answers every copy alike"
+        );
         assert!(bad.checks[2].passed, "{mode:?}: all 200");
     }
 }
@@ -143,7 +154,10 @@ async fn receiver_expectations_without_a_database_fail_and_say_what_is_missing()
     let report = run(&scenario, &options, None, &|_| {}).await;
     assert!(!report.passed);
     let once = &report.checks[0];
-    assert!(!once.passed && once.message.contains("needs a probe"), "{once:?}");
+    assert!(
+        !once.passed && once.message.contains("needs a probe"),
+        "{once:?}"
+    );
     let last = report.checks.last().unwrap();
     assert!(last.expectation.starts_with("final_state pi_"), "{last:?}");
     assert!(
