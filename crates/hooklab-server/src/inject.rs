@@ -11,6 +11,9 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::sync::Barrier;
 
+/// How long one copy may wait for its whole answer.
+pub const COPY_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How to send the copies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -114,8 +117,14 @@ async fn exchange(
         let mut response = Vec::new();
         stream.read_to_end(&mut response).await?;
         Ok::<_, std::io::Error>(response)
-    }
-    .await;
+    };
+    let outcome = match tokio::time::timeout(COPY_TIMEOUT, outcome).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(std::io::Error::other(format!(
+            "no answer within {} s",
+            COPY_TIMEOUT.as_secs()
+        ))),
+    };
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     match outcome {
         Ok(response) => {

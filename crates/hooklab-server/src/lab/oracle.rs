@@ -112,7 +112,10 @@ pub fn judge(groups: &[KeyCopies<'_>], probe: Option<(u64, u64)>) -> OracleRepor
             "NOT idempotent"
         }
     );
-    let copies_text = plural(copies as u64, "copy", "copies");
+    let copies_text = match keys {
+        0 | 1 => plural(copies as u64, "copy", "copies"),
+        _ => plural(copies as u64, "request", "requests"),
+    };
     let keys_text = if keys > 1 {
         format!(" of {keys} events")
     } else {

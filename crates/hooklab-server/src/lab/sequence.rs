@@ -211,6 +211,54 @@ impl Sequence {
     }
 }
 
+impl Sequence {
+    /// Its events as requests to `target`, signed with `secret` (unsigned without one).
+    pub fn requests(
+        &self,
+        options: &hooklab_core::provider::ProviderOptions,
+        secret: Option<&hooklab_core::secret::Secret>,
+        target: &super::Target,
+        now: UnixMillis,
+    ) -> Result<Vec<super::Outgoing>, LabError> {
+        self.events
+            .iter()
+            .map(|e| {
+                super::Outgoing::signed_event(
+                    self.provider,
+                    options,
+                    secret,
+                    &e.event,
+                    target,
+                    self.sign_at(e, now),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Sends `requests` one after another, `delay` apart; each one's result.
+pub async fn send_in_order(
+    requests: &[super::Outgoing],
+    delay: std::time::Duration,
+) -> Vec<crate::inject::CopyResult> {
+    use crate::inject::{Mode, send_copies};
+    let mut results = Vec::with_capacity(requests.len());
+    for (i, request) in requests.iter().enumerate() {
+        if i > 0 && !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let once = Mode::Sequential {
+            interval: std::time::Duration::ZERO,
+        };
+        let mut sent = send_copies(&request.target.addr(), &request.bytes(), 1, once).await;
+        if let Some(mut result) = sent.pop() {
+            result.copy = i;
+            results.push(result);
+        }
+    }
+    results
+}
+
 /// The gap between two events' provider times.
 const GAP_SECS: i64 = 10;
 

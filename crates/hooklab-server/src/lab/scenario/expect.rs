@@ -217,7 +217,8 @@ async fn dlq_empty(
                 false,
                 format!(
                     "none of the scenario's {} key(s) is in the database: is --target a source \
-                     of the receiver whose database is --db?",
+                     of the receiver whose database is --db, with the secret the steps sign \
+                     with? (a delivery whose signature fails claims no key)",
                     ours.len()
                 ),
             );

@@ -315,20 +315,12 @@ async fn prepare(ctx: &Context<'_>, index: usize, step: &Step) -> Result<Vec<Out
                 .as_deref()
                 .map(|o| o.replace(RUN_PLACEHOLDER, &ctx.run));
             let seq = sequence::build(preset, signer.provider, object.as_deref(), ctx.now, &salt)?;
-            let now = UnixMillis::now();
-            seq.events
-                .iter()
-                .map(|e| {
-                    Outgoing::signed_event(
-                        signer.provider,
-                        &signer.options,
-                        signer.secret.as_ref(),
-                        &e.event,
-                        target,
-                        seq.sign_at(e, now),
-                    )
-                })
-                .collect()
+            seq.requests(
+                &signer.options,
+                signer.secret.as_ref(),
+                target,
+                UnixMillis::now(),
+            )
         }
         Action::Import => {
             let file = step.file.as_deref().unwrap_or_default();
