@@ -1,6 +1,7 @@
 //! The "developer app" the pipeline benchmark forwards to: an axum server in its own process
 //! (`hooklab-bench app-server`) that reads each request's body, counts it and answers 200.
-//! `GET /count` answers the number of requests counted so far (itself not counted).
+//! `GET /count` answers the number of requests counted so far (itself not counted). With
+//! `--mode`, it is instead the replay lab's test app (`hooklab_server::lab::app`).
 
 use crate::cpu;
 use crate::receiver::Receiver;
@@ -32,6 +33,31 @@ pub(crate) fn serve(host: &str, port: u16) -> anyhow::Result<()> {
             .fallback(accept)
             .with_state(counter);
         axum::serve(listener, app).await?;
+        Ok(())
+    })
+}
+
+/// The replay lab's test app (`app-server --mode …`), with the same ready line.
+pub(crate) fn serve_lab(
+    host: &str,
+    port: u16,
+    options: hooklab_server::lab::app::AppOptions,
+) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((host, port)).await?;
+        let addr = listener.local_addr()?;
+        println!("{{\"ready\":{{\"receiver\":\"http://{addr}\"}}}}");
+        eprintln!(
+            "{:?} webhook handler on http://{addr}/ (any path); side effects at http://{addr}/count",
+            options.mode
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        hooklab_server::lab::app::serve(listener, options, shutdown).await?;
         Ok(())
     })
 }

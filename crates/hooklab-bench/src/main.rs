@@ -103,13 +103,27 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
     },
-    /// Internal: the developer app the pipeline forwards to (answers 200 and counts;
-    /// `GET /count` reads the count).
+    /// The developer app the pipeline forwards to (answers 200 and counts; `GET /count` reads
+    /// the count). With --mode, the replay lab's test app: a webhook handler that is
+    /// idempotent, naive or racy, its side effects counted at `GET /count`.
     AppServer {
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
         #[arg(long, default_value_t = 0)]
         port: u16,
+        /// idempotent (one side effect per event id), naive (one per request) or racy (checks
+        /// then acts: right one after another, wrong in a race).
+        #[arg(long, value_name = "MODE")]
+        mode: Option<hooklab_server::lab::app::AppMode>,
+        /// With --mode: how long the side effect takes, in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 20, requires = "mode")]
+        work_ms: u64,
+        /// With --mode naive: answer copies of an event already seen with this status (e.g. 500).
+        #[arg(long, value_name = "STATUS", requires = "mode")]
+        duplicate_status: Option<u16>,
+        /// With --mode naive: number every answer, so copies get different bodies.
+        #[arg(long, requires = "mode")]
+        vary_body: bool,
     },
 }
 
@@ -117,7 +131,26 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     match &args.command {
         Some(Command::BareServer { host, port }) => return bare::serve(host, *port),
-        Some(Command::AppServer { host, port }) => return app::serve(host, *port),
+        Some(Command::AppServer {
+            host,
+            port,
+            mode: None,
+            ..
+        }) => return app::serve(host, *port),
+        Some(Command::AppServer {
+            host,
+            port,
+            mode: Some(mode),
+            work_ms,
+            duplicate_status,
+            vary_body,
+        }) => {
+            let mut options = hooklab_server::lab::app::AppOptions::new(*mode);
+            options.work = Duration::from_millis(*work_ms);
+            options.duplicate_status = *duplicate_status;
+            options.vary_body = *vary_body;
+            return app::serve_lab(host, *port, options);
+        }
         None => {}
     }
 
