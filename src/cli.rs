@@ -4,11 +4,13 @@ mod dlq;
 mod lab;
 mod objects;
 mod reconcile;
+mod scenario;
 
 pub(crate) use dlq::{DlqActArgs, DlqCommand, DlqListArgs, DlqShowArgs};
 pub(crate) use lab::{InjectArgs, ReplayArgs, UiArgs};
 pub(crate) use objects::{ObjectsArgs, TimelineArgs};
 pub(crate) use reconcile::{ApiArgs, ReconcileArgs};
+pub(crate) use scenario::{RunArgs, SequenceArgs};
 
 use clap::{Args, Parser, Subcommand};
 use hooklab_core::provider::ProviderId;
@@ -70,6 +72,11 @@ pub(crate) enum Command {
     /// Send N copies of a recorded delivery: one after another, or as a true concurrent race
     /// (every connection open first, then every request at once).
     Inject(InjectArgs),
+    /// Send one object's events in a realistic wrong order (a preset), or recorded deliveries
+    /// in a given order with delays.
+    Sequence(SequenceArgs),
+    /// Run a scenario file (steps and expectations) headless, e.g. in CI; JUnit XML on request.
+    Run(RunArgs),
 }
 
 #[derive(Debug, Subcommand)]

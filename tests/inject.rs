@@ -135,3 +135,97 @@ async fn copies_sent_straight_at_an_app_all_reach_it_one_after_another() {
         "every copy names its original"
     );
 }
+
+/// The lab's test app on a free port (a real HTTP server); its base URL.
+async fn lab_app(mode: hooklab_server::lab::app::AppMode) -> String {
+    use hooklab_server::lab::app::{AppOptions, serve};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut options = AppOptions::new(mode);
+    options.duplicate_status = Some(500);
+    tokio::spawn(serve(listener, options, std::future::pending()));
+    format!("http://127.0.0.1:{port}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oracle_tells_an_idempotent_handler_from_a_naive_one() {
+    use hooklab_server::lab::app::AppMode;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklab.db");
+    let listen = Listen::start(&db, &[]);
+    let body =
+        r#"{"id":"evt_oracle","type":"payment_intent.succeeded","data":{"object":{"id":"pi_o"}}}"#;
+    let mut s = TcpStream::connect(&listen.addr).await.unwrap();
+    s.write_all(&signed_request(&listen.addr, body))
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).await.unwrap();
+
+    for (mode, side_effects, idempotent) in
+        [(AppMode::Idempotent, 1, true), (AppMode::Naive, 50, false)]
+    {
+        let base = lab_app(mode).await;
+        let (to, probe) = (format!("{base}/webhooks"), format!("{base}/count"));
+        let args = [
+            "inject",
+            "1",
+            "--to",
+            &to,
+            "--copies",
+            "50",
+            "--concurrent",
+            "--probe",
+            &probe,
+        ];
+        let text = tokio::task::spawn_blocking({
+            let db = db.clone();
+            let args = args.map(str::to_string);
+            move || {
+                Command::new(BIN)
+                    .args(&args)
+                    .arg("--db")
+                    .arg(&db)
+                    .output()
+                    .unwrap()
+            }
+        })
+        .await
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&text.stdout);
+        assert_eq!(text.status.success(), idempotent, "{mode:?}: {stdout}");
+        let verdict = stdout.lines().last().unwrap_or_default();
+        match mode {
+            AppMode::Idempotent => assert_eq!(
+                verdict,
+                "idempotent: 1 side effect for 50 copies; responses consistent: 200×50"
+            ),
+            _ => assert_eq!(
+                verdict,
+                "NOT idempotent: 50 side effects for 50 copies; responses differ: 200×1, 500×49"
+            ),
+        }
+        // The JSON says the same, from a fresh app so its count starts at zero.
+        let base = lab_app(mode).await;
+        let (to, probe) = (format!("{base}/webhooks"), format!("{base}/count"));
+        let json = tokio::task::spawn_blocking({
+            let db = db.clone();
+            move || {
+                Command::new(BIN)
+                    .args(["inject", "1", "--to", &to, "--copies", "50", "--concurrent"])
+                    .args(["--probe", &probe, "--json", "--db"])
+                    .arg(&db)
+                    .output()
+                    .unwrap()
+            }
+        })
+        .await
+        .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(report["copy_of"], 1);
+        assert_eq!(report["key"], "evt_oracle");
+        assert_eq!(report["oracle"]["side_effects"], side_effects, "{report}");
+        assert_eq!(report["oracle"]["idempotent"], idempotent);
+        assert_eq!(report["oracle"]["extra_side_effects"], side_effects - 1);
+    }
+}

@@ -1,4 +1,5 @@
-//! The lab's and the UI's grammar: `hooklab replay`, `hooklab inject`, `hooklab ui`.
+//! The lab's and the UI's grammar: `hooklab replay`, `hooklab inject`, `hooklab ui`
+//! (`sequence` and `run` are in `scenario.rs`).
 
 use super::{DbArg, parse_duration_or_zero};
 use clap::Args;
@@ -32,7 +33,7 @@ pub(crate) struct ReplayArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  hooklab inject 42 --copies 1000 --concurrent --to http://127.0.0.1:8787/stripe\n  hooklab inject 42 --copies 5 --interval 200ms --to http://127.0.0.1:3000/webhooks --resign --secret env:STRIPE_WEBHOOK_SECRET"
+    after_help = "Examples:\n  hooklab inject 42 --copies 1000 --concurrent --to http://127.0.0.1:8787/stripe\n  hooklab inject 42 --copies 5 --interval 200ms --to http://127.0.0.1:3000/webhooks --resign --secret env:STRIPE_WEBHOOK_SECRET\n  hooklab inject 42 --copies 50 --concurrent --to http://127.0.0.1:3000/webhooks --probe http://127.0.0.1:3000/count\n\nThe last line is the idempotency oracle's verdict: copies of one event must get the same status class and body, and (with --probe) cause one side effect. Exit status 1 when they do not, or when a copy was not answered 2xx."
 )]
 pub(crate) struct InjectArgs {
     /// The delivery to copy.
@@ -56,9 +57,13 @@ pub(crate) struct InjectArgs {
     /// The source's signing secret (may be `env:VAR`).
     #[arg(long, value_name = "SECRET")]
     pub(crate) secret: Option<String>,
+    /// A URL of your app answering how many times the side effect ran (a number or
+    /// `{"count": n}`): read before and after, the oracle reports the extra side effects.
+    #[arg(long, value_name = "URL")]
+    pub(crate) probe: Option<String>,
     #[command(flatten)]
     pub(crate) db: DbArg,
-    /// Every copy's result and the summary as one JSON object.
+    /// Every copy's result, the summary and the oracle's verdict as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
 }

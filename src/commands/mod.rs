@@ -2,6 +2,7 @@
 
 mod dlq;
 mod events;
+mod lab;
 mod listen;
 mod objects;
 mod providers;
@@ -47,6 +48,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ui(args) => ui::open(args),
         Command::Replay(args) => replay::run(args),
         Command::Inject(args) => replay::inject(args),
+        Command::Sequence(args) => lab::sequence(args),
+        Command::Run(args) => lab::run(args),
     }
 }
 

@@ -1,18 +1,18 @@
 //! `hooklab replay ID --to URL [--resign | --variant V]`: a recorded delivery sent again, so it is
 //! recorded (linked to its original by `X-Hooklab-Replay-Of`), verified, deduplicated and
-//! processed like any delivery — or delivered straight to the developer's app.
+//! processed like any delivery — or delivered straight to the developer's app. `hooklab inject`
+//! sends N copies of it and judges the handler (the idempotency oracle). Both adapt
+//! `hooklab_server::lab`.
 
 use super::db_path;
 use crate::cli::ReplayArgs;
 use anyhow::{Context as _, bail};
-use hooklab_core::clock::UnixMillis;
-use hooklab_core::replay::{self, Original, Variant};
+use hooklab_core::replay::Variant;
 use hooklab_core::secret::Secret;
-use hooklab_core::store::sqlite::SqliteStore;
-use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
+use hooklab_server::inject::{InjectReport, Mode};
+use hooklab_server::lab::records::{SqliteRecords, replay_request};
+use hooklab_server::lab::{Outgoing, Target};
 use std::process::ExitCode;
-use std::time::Duration;
 
 pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let variant = match (&args.variant, args.resign) {
@@ -20,16 +20,34 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (None, true) => Variant::Resigned,
         (None, false) => Variant::AsRecorded,
     };
-    let (host, port, path) = parse_http_url(&args.to)?;
-    let (delivery, request) =
-        prepare(&args.db, args.id, &args.to, args.secret.as_deref(), variant)?;
-    let status = send(&host, port, &path, &request)
-        .with_context(|| format!("cannot send the replay to {}", args.to))?;
+    let target = Target::parse(&args.to)?;
+    let runtime = runtime()?;
+    let request = runtime.block_on(prepare(
+        &args.db,
+        args.id,
+        &target,
+        args.secret.as_deref(),
+        variant,
+    ))?;
+    let results = runtime.block_on(hooklab_server::inject::send_copies(
+        &target.addr(),
+        &request.bytes(),
+        1,
+        Mode::Concurrent,
+    ));
+    let result = results.into_iter().next().context("nothing was sent")?;
+    let Some(status) = result.status else {
+        bail!(
+            "cannot send the replay to {}: {}",
+            args.to,
+            result.error.unwrap_or_default()
+        );
+    };
     if args.json {
         println!(
             "{}",
             serde_json::json!({
-                "replay_of": delivery.id,
+                "replay_of": args.id,
                 "variant": variant.as_str(),
                 "to": args.to,
                 "status": status,
@@ -38,7 +56,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!(
             "Replayed #{} ({}) to {}: HTTP {status}",
-            delivery.id,
+            args.id,
             variant.as_str(),
             args.to
         );
@@ -50,61 +68,41 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Loads delivery `id` and builds its replay to `to` as `variant`.
-fn prepare(
-    db: &crate::cli::DbArg,
-    id: i64,
-    to: &str,
-    secret: Option<&str>,
-    variant: Variant,
-) -> anyhow::Result<(hooklab_core::store::Delivery, replay::ReplayRequest)> {
-    let db = db_path(db)?;
-    let store = SqliteStore::open_read_only(&db)?;
-    let delivery = store
-        .get(id)?
-        .with_context(|| format!("no delivery #{id} in {}", db.display()))?;
-    let record = &delivery.record;
-    let secret = match secret {
-        Some(s) => Some(secret_from(s)?),
-        None => source_secret(&db, &record.source)?,
-    };
-    let provider = match record.provider {
-        Some(p) => p,
-        None if variant.signs() => bail!(
-            "delivery #{id} came to an unknown source (`{}`): it has no provider to sign for",
-            record.source
-        ),
-        None => hooklab_core::provider::ProviderId::GenericHmac,
-    };
-    let request = replay::build(
-        Original {
-            id: delivery.id,
-            method: &record.method,
-            headers: &record.headers,
-            body: &record.body,
-        },
-        provider,
-        &source_options(&db, &record.source)?,
-        secret.as_ref(),
-        variant,
-        to,
-        UnixMillis::now(),
-    )?;
-    Ok((delivery, request))
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
-/// `hooklab inject`: N copies, sequential or as a concurrent race.
+/// Delivery `id` of the database as a request to `target`, as `variant`; the secret from
+/// `--secret`, else its source's (the sources added in the UI, `<db>.sources.toml`).
+async fn prepare(
+    db: &crate::cli::DbArg,
+    id: i64,
+    target: &Target,
+    secret: Option<&str>,
+    variant: Variant,
+) -> anyhow::Result<Outgoing> {
+    let db = db_path(db)?;
+    let records =
+        SqliteRecords::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
+    let secret = secret.map(secret_from).transpose()?;
+    let request = replay_request(&records, id, target, Some(variant), secret)
+        .await
+        .with_context(|| format!("cannot replay delivery #{id} of {}", db.display()))?;
+    Ok(request)
+}
+
+/// `hooklab inject`: N copies, sequential or as a concurrent race, judged by the oracle.
 pub(crate) fn inject(args: crate::cli::InjectArgs) -> anyhow::Result<ExitCode> {
-    use hooklab_server::inject::{Mode, send_copies, summarise};
     let variant = if args.resign {
         Variant::Resigned
     } else {
         Variant::AsRecorded
     };
-    let (host, port, path) = parse_http_url(&args.to)?;
-    let (delivery, request) =
-        prepare(&args.db, args.id, &args.to, args.secret.as_deref(), variant)?;
-    let bytes = http_bytes(&host, port, &path, &request);
+    let target = Target::parse(&args.to)?;
+    let probe = args.probe.as_deref().map(Target::parse).transpose()?;
     let mode = if args.concurrent {
         Mode::Concurrent
     } else {
@@ -112,169 +110,64 @@ pub(crate) fn inject(args: crate::cli::InjectArgs) -> anyhow::Result<ExitCode> {
             interval: args.interval.unwrap_or_default(),
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = runtime()?;
     let copies = usize::try_from(args.copies).unwrap_or(usize::MAX);
-    let results = runtime.block_on(send_copies(&format!("{host}:{port}"), &bytes, copies, mode));
-    let summary = summarise(&results);
+    let report = runtime.block_on(async {
+        let request = prepare(&args.db, args.id, &target, args.secret.as_deref(), variant).await?;
+        let report = hooklab_server::inject::run(&request, copies, mode, probe.as_ref()).await?;
+        Ok::<_, anyhow::Error>(report)
+    })?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "copy_of": delivery.id,
-                "to": args.to,
-                "mode": if args.concurrent { "concurrent" } else { "sequential" },
-                "summary": summary,
-                "copies": results,
-            })
-        );
+        let mut value = serde_json::to_value(&report)?;
+        value["copy_of"] = args.id.into();
+        println!("{value}");
     } else {
-        println!(
-            "{} copies of #{} to {} ({}): {}",
-            summary.copies,
-            delivery.id,
-            args.to,
-            if args.concurrent {
-                "concurrent race"
-            } else {
-                "one after another"
-            },
-            summary
-                .statuses
-                .iter()
-                .map(|(status, n)| format!("{n} × {status}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        println!(
-            "  latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; {} distinct response bodies{}",
-            summary.latency_ms_p50,
-            summary.latency_ms_p99,
-            summary.latency_ms_max,
-            summary.distinct_bodies,
-            if summary.distinct_bodies > 1 {
-                " — the handler answered copies of one event differently"
-            } else {
-                ""
-            }
-        );
+        print_inject(args.id, &report);
     }
-    let all_ok = results
+    let all_ok = report
+        .copies
         .iter()
         .all(|r| r.status.is_some_and(|s| (200..300).contains(&s)));
-    Ok(if all_ok {
+    Ok(if all_ok && report.oracle.idempotent {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
 }
 
-fn secret_from(value: &str) -> anyhow::Result<Secret> {
+fn print_inject(id: i64, report: &InjectReport) {
+    let summary = &report.summary;
+    println!(
+        "{} copies of #{id} to {} ({}): {}",
+        summary.copies,
+        report.to,
+        if report.mode == "concurrent" {
+            "concurrent race"
+        } else {
+            "one after another"
+        },
+        summary
+            .statuses
+            .iter()
+            .map(|(status, n)| format!("{n} × {status}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "  latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; {} distinct response bodies",
+        summary.latency_ms_p50,
+        summary.latency_ms_p99,
+        summary.latency_ms_max,
+        summary.distinct_bodies,
+    );
+    println!("{}", report.oracle.verdict);
+}
+
+pub(crate) fn secret_from(value: &str) -> anyhow::Result<Secret> {
     match value.strip_prefix("env:") {
         Some(var) => std::env::var(var).map(Secret::new).with_context(|| {
             format!("the environment variable {var} (named by --secret) is not set")
         }),
         None => Ok(Secret::new(value)),
-    }
-}
-
-/// The first secret of the source as added in the UI (`<db>.sources.toml`), if it is there.
-fn source_secret(db: &std::path::Path, source: &str) -> anyhow::Result<Option<Secret>> {
-    let path = hooklab_server::config::sources_file::path_beside(db);
-    let sources = hooklab_server::config::sources_file::load(&path)?;
-    Ok(sources
-        .into_iter()
-        .find(|s| s.name == source)
-        .and_then(|s| s.secrets.into_iter().next()))
-}
-
-fn source_options(
-    db: &std::path::Path,
-    source: &str,
-) -> anyhow::Result<hooklab_core::provider::ProviderOptions> {
-    let path = hooklab_server::config::sources_file::path_beside(db);
-    let sources = hooklab_server::config::sources_file::load(&path)?;
-    Ok(sources
-        .into_iter()
-        .find(|s| s.name == source)
-        .map(|s| s.options)
-        .unwrap_or_default())
-}
-
-/// `http://HOST[:PORT]/PATH?QUERY` → (host, port, path-and-query).
-fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
-    let Some(rest) = url.strip_prefix("http://") else {
-        bail!("--to must be an http:// URL (no TLS client is built in yet), not `{url}`");
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.is_empty() => (
-            h.to_string(),
-            p.parse().with_context(|| format!("bad port in `{url}`"))?,
-        ),
-        _ => (authority.to_string(), 80),
-    };
-    if host.is_empty() {
-        bail!("no host in `{url}`");
-    }
-    Ok((host, port, path.to_string()))
-}
-
-/// The request as HTTP/1.1 bytes, headers in order, with `Connection: close`.
-fn http_bytes(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> Vec<u8> {
-    let mut bytes =
-        format!("{} {path} HTTP/1.1\r\nHost: {host}:{port}\r\n", req.method).into_bytes();
-    for h in &req.headers {
-        bytes.extend_from_slice(h.name.as_bytes());
-        bytes.extend_from_slice(b": ");
-        bytes.extend_from_slice(&h.value);
-        bytes.extend_from_slice(b"\r\n");
-    }
-    bytes.extend_from_slice(
-        format!(
-            "Content-Length: {}\r\nConnection: close\r\n\r\n",
-            req.body.len()
-        )
-        .as_bytes(),
-    );
-    bytes.extend_from_slice(&req.body);
-    bytes
-}
-
-/// One HTTP/1.1 request; the response's status.
-fn send(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> anyhow::Result<u16> {
-    let mut stream = TcpStream::connect((host, port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-    stream.write_all(&http_bytes(host, port, path, req))?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response)?;
-    String::from_utf8_lossy(&response)
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .context("the answer is not HTTP")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_are_split_and_https_is_refused_with_a_reason() {
-        assert_eq!(
-            parse_http_url("http://127.0.0.1:8787/stripe?x=1").unwrap(),
-            ("127.0.0.1".into(), 8787, "/stripe?x=1".into())
-        );
-        assert_eq!(
-            parse_http_url("http://localhost").unwrap(),
-            ("localhost".into(), 80, "/".into())
-        );
-        let err = parse_http_url("https://x").unwrap_err().to_string();
-        assert!(err.contains("http://"), "{err}");
     }
 }
