@@ -503,6 +503,16 @@ pub(crate) struct EventsListArgs {
     /// Only deliveries older than this id (paging).
     #[arg(long, value_name = "ID")]
     pub(crate) before: Option<i64>,
+    /// Only this event type (e.g. payment_intent.succeeded).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub(crate) event_type: Option<String>,
+    /// Only duplicates (deliveries whose idempotency key an earlier delivery claimed).
+    #[arg(long)]
+    pub(crate) duplicates: bool,
+    /// Full-text search in the body, headers, path, event id, event type and key (ASCII
+    /// letters case-insensitive), or a delivery id.
+    #[arg(long, short = 's', value_name = "TEXT")]
+    pub(crate) search: Option<String>,
     /// A JSON array instead of a table.
     #[arg(long)]
     pub(crate) json: bool,

@@ -61,11 +61,21 @@ export class Api {
     return body as T;
   }
 
-  events(params: { before?: number | null; source?: string; verdict?: string; limit?: number }) {
+  events(params: {
+    before?: number | null;
+    source?: string;
+    verdict?: string;
+    limit?: number;
+    /** Full-text search on the server (body, headers, path, ids, type, key). */
+    q?: string;
+    duplicates?: boolean;
+  }) {
     const q = new URLSearchParams();
     if (params.before) q.set("before", String(params.before));
     if (params.source) q.set("source", params.source);
     if (params.verdict) q.set("verdict", params.verdict);
+    if (params.q) q.set("q", params.q);
+    if (params.duplicates) q.set("duplicates", "true");
     q.set("limit", String(params.limit ?? 500));
     return this.call<Page>(`/api/events?${q}`);
   }

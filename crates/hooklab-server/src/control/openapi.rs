@@ -195,6 +195,13 @@ pub fn document() -> Value {
             ),
             ("source", "string", "Only this source"),
             ("verdict", "string", "valid, invalid or unsigned"),
+            ("event_type", "string", "Only this event type (exact)"),
+            ("duplicates", "boolean", "true: only duplicates"),
+            (
+                "q",
+                "string",
+                "Full-text search: body, headers, path, event id, event type, key, or the id",
+            ),
         ],
         None,
         events,

@@ -29,6 +29,9 @@ pub(super) async fn list_events(data: &DataState, query: &str) -> Answer {
         source: param(&p, "source").map(str::to_string),
         verdict,
         before: number(&p, "before")?,
+        event_type: param(&p, "event_type").map(str::to_string),
+        duplicates_only: matches!(param(&p, "duplicates"), Some("true" | "1")),
+        search: param(&p, "q").map(str::to_string),
     };
     let items = data
         .store
