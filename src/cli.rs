@@ -485,6 +485,25 @@ pub(crate) enum EventsCommand {
     List(EventsListArgs),
     /// One delivery: request, headers in arrival order, verdict and diagnosis, body.
     Show(EventsShowArgs),
+    /// Two deliveries compared: request line, headers in arrival order, body byte by byte
+    /// (e.g. a replay against its original). Exit 0 when identical, 1 when they differ.
+    Diff(EventsDiffArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hooklab events diff 12 15        # a replay (15) against its original (12)\n  hooklab events diff 12 15 --json"
+)]
+pub(crate) struct EventsDiffArgs {
+    /// The first delivery id.
+    pub(crate) a: i64,
+    /// The second delivery id.
+    pub(crate) b: i64,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// The comparison as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]

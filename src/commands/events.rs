@@ -31,6 +31,7 @@ pub(crate) fn list(args: EventsListArgs) -> anyhow::Result<ExitCode> {
         event_type: args.event_type.clone(),
         duplicates_only: args.duplicates,
         search: args.search.clone(),
+        duplicate_of: None,
     };
     let rows = store.list(&filter)?;
     if args.json {

@@ -176,6 +176,9 @@ pub(crate) async fn list(
     if filter.duplicates_only {
         params.raw_condition("duplicate_of IS NOT NULL");
     }
+    if let Some(first) = filter.duplicate_of {
+        params.condition("duplicate_of = ", Param::Int(first));
+    }
     if let Some(search) = &filter.search {
         // As SQLite: text columns case-insensitively (`ILIKE`), the body as bytes (exact),
         // then the id.

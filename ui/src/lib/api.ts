@@ -4,6 +4,7 @@
 import type {
   DeadLetter,
   DeliveryDetail,
+  DeliveryDiff,
   KeyRecord,
   ObjectRecord,
   Page,
@@ -82,6 +83,10 @@ export class Api {
 
   event(id: number) {
     return this.call<DeliveryDetail>(`/api/events/${id}`);
+  }
+
+  diff(a: number, b: number) {
+    return this.call<DeliveryDiff>(`/api/diff?a=${a}&b=${b}`);
   }
 
   keys(params: { status?: string; duplicates?: boolean }) {

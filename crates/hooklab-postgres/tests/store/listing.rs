@@ -182,3 +182,48 @@ pub(crate) async fn search_finds_text_in_body_headers_and_fields(engine: Engine)
             .is_empty()
     );
 }
+
+pub(crate) async fn duplicates_of_one_delivery_are_listed(engine: Engine) {
+    use hooklab_core::store::{IdempotencyClaim, KeyStatus};
+    let opened = engine.open().await;
+    let store = &*opened.store;
+    let keyed = |key: &str| {
+        let mut d = delivery("stripe", valid(), key.as_bytes());
+        d.idempotency = Some(IdempotencyClaim {
+            scope: "stripe".into(),
+            key: key.into(),
+            status: KeyStatus::Completed,
+        });
+        d
+    };
+    let first_a = store.record(keyed("evt_a")).await.unwrap().id;
+    let first_b = store.record(keyed("evt_b")).await.unwrap().id;
+    let mut dups_a = Vec::new();
+    for _ in 0..3 {
+        dups_a.push(store.record(keyed("evt_a")).await.unwrap().id);
+        store.record(keyed("evt_b")).await.unwrap();
+    }
+    let of = |first| DeliveryFilter {
+        duplicate_of: Some(first),
+        ..Default::default()
+    };
+    let listed: Vec<_> = store
+        .list(of(first_a))
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    dups_a.reverse();
+    assert_eq!(listed, dups_a, "newest first, only evt_a's copies");
+    assert_eq!(store.list(of(first_b)).await.unwrap().len(), 3);
+    assert!(
+        store.list(of(dups_a[0])).await.unwrap().is_empty(),
+        "a duplicate has no duplicates"
+    );
+    let all_dups = DeliveryFilter {
+        duplicates_only: true,
+        ..Default::default()
+    };
+    assert_eq!(store.list(all_dups).await.unwrap().len(), 6);
+}

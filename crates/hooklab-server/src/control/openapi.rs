@@ -226,6 +226,19 @@ pub fn document() -> Value {
         json!({"type": "string", "format": "binary"}),
         "application/octet-stream",
     );
+    let diff = b.schema::<hooklab_core::diff::DeliveryDiff>();
+    b.op(
+        "get",
+        "/api/diff",
+        "Two deliveries compared: request line, headers in arrival order, body byte by byte",
+        &[
+            ("a", "integer", "The first delivery id"),
+            ("b", "integer", "The second delivery id"),
+        ],
+        None,
+        diff,
+        "application/json",
+    );
     let keys = b.schema::<Vec<IdempotencyRecord>>();
     b.op(
         "get",

@@ -139,6 +139,10 @@ pub(super) fn list(
             "event_type = ?",
             filter.event_type.as_ref().map(|t| t as &dyn ToSql),
         ),
+        (
+            "duplicate_of = ?",
+            filter.duplicate_of.as_ref().map(|d| d as &dyn ToSql),
+        ),
     ];
     let mut written = 0;
     let mut push = |sql: &mut String, condition: &str| {

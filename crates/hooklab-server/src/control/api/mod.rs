@@ -137,6 +137,7 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
         (&Method::GET, ["api", "events"]) => list_events(data, &query).await,
         (&Method::GET, ["api", "events", id]) => show_event(data, id).await,
         (&Method::GET, ["api", "events", id, "raw"]) => raw_body(data, id).await,
+        (&Method::GET, ["api", "diff"]) => records::diff(data, &query).await,
         (&Method::GET, ["api", "keys"]) => list_keys(data, &query).await,
         (&Method::GET, ["api", "objects"]) => list_objects(data, &query).await,
         (&Method::GET, ["api", "objects", id, "timeline"]) => timeline(data, id).await,
@@ -159,7 +160,8 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
             _,
             [
                 "api",
-                "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event",
+                "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event"
+                | "diff",
                 ..,
             ],
         ) => Err(Problem::new(
