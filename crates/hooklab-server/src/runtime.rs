@@ -14,7 +14,7 @@ use crate::error::ServerError;
 use crate::events::{EVENT_BUFFER, Event};
 use crate::pipeline::{ForwardHandler, Route, Worker, WorkerOptions};
 use crate::receiver::{Receiver, TapConnection, TapListener};
-use crate::tunnel::{SupervisorOptions, TunnelHandle, TunnelSpec, TunnelStatus};
+use crate::tunnel::{SupervisorOptions, TunnelControl, TunnelSpec, TunnelStatus};
 use hooklab_core::store::Store;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -45,8 +45,9 @@ pub struct Running {
     worker: Option<WorkerTask>,
     /// Periodic upkeep (parked state-machine events past `review_after`); aborted on stop.
     maintenance: JoinHandle<()>,
-    /// The supervised tunnel, when configured; stopped (its processes killed) on shutdown.
-    tunnel: Option<TunnelHandle>,
+    /// The supervised tunnel (configured, or started from the UI); stopped (its processes
+    /// killed) on shutdown.
+    tunnel: TunnelControl,
     /// The control API on its own loopback port, when configured.
     control: Option<ControlServer>,
 }
@@ -108,25 +109,27 @@ pub async fn start_with_clock(
     let mut receiver = Receiver::new(&config, Arc::clone(&store), events.clone(), clock.clone())?
         .with_local_addr(addr);
     // Started before the tasks below: on a later error, dropping these stops them.
-    // The tunnel forwards to the receiver's port, and to nothing else.
-    let tunnel = match &config.tunnel {
-        Some(options) => {
-            let spec = TunnelSpec::from_options(options)
-                .map_err(|e| ConfigError::invalid("[tunnel]", e.to_string()))?;
-            Some(crate::tunnel::start(
-                spec,
-                addr.port(),
-                events.clone(),
-                receiver.public_url(),
-                SupervisorOptions::default(),
-            ))
-        }
-        None => None,
-    };
+    // The tunnel forwards to the receiver's port, and to nothing else; the UI may start and
+    // stop it later.
+    let tunnel = TunnelControl::new(
+        addr.port(),
+        events.clone(),
+        receiver.public_url(),
+        config.tunnel.clone(),
+        SupervisorOptions::default(),
+    );
+    if let Some(options) = &config.tunnel {
+        TunnelSpec::from_options(options)
+            .map_err(|e| ConfigError::invalid("[tunnel]", e.to_string()))?;
+        tunnel
+            .start(crate::config::TunnelOptions::default())
+            .await
+            .map_err(|e| ConfigError::invalid("[tunnel]", e.to_string()))?;
+    }
     let control = match config.control_port {
         Some(port) => {
             let state = ControlState {
-                tunnel: tunnel.as_ref().map(TunnelHandle::watch),
+                tunnel: Some(tunnel.clone()),
                 receiver: Some(format!("http://{addr}")),
                 data: Some(
                     crate::control::api::DataState::new(Arc::clone(&store), events.clone())
@@ -326,9 +329,14 @@ impl Running {
         format!("http://{}", self.addr)
     }
 
-    /// The tunnel's status now, when a tunnel is configured.
+    /// The tunnel's status now, when a tunnel runs.
     pub fn tunnel_status(&self) -> Option<TunnelStatus> {
-        self.tunnel.as_ref().map(TunnelHandle::status)
+        self.tunnel.status()
+    }
+
+    /// Starts and stops the tunnel at run time (the UI, the desktop tray).
+    pub fn tunnel(&self) -> &TunnelControl {
+        &self.tunnel
     }
 
     /// The control API, when configured: its address and token.
@@ -372,9 +380,7 @@ impl Running {
             None => drain(stop, server, drain_timeout).await,
         };
         // Nothing new reaches the receiver now: close the public side, then the control API.
-        if let Some(tunnel) = tunnel {
-            tunnel.stop().await;
-        }
+        tunnel.stop().await;
         if let Some(control) = control {
             control.shutdown().await;
         }

@@ -17,6 +17,8 @@ import type {
   ProviderInfo,
   TestEventSent,
   TunnelStatus,
+  TunnelRequest,
+  TunnelStopped,
 } from "./types";
 
 const TOKEN_KEY = "hooklab.token";
@@ -151,6 +153,18 @@ export class Api {
 
   tunnel() {
     return this.call<TunnelStatus>("/api/tunnel");
+  }
+
+  startTunnel(request: TunnelRequest) {
+    return this.call<TunnelStatus>("/api/tunnel", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(request),
+    });
+  }
+
+  stopTunnel() {
+    return this.call<TunnelStopped>("/api/tunnel", { method: "DELETE" });
   }
 
   health() {

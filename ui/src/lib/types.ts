@@ -27,3 +27,5 @@ export type Health = Schemas["Health"];
 export type SourceInput = Schemas["SourceInput"];
 export type ProviderInfo = Schemas["ProviderInfo"];
 export type DeliveryDiff = Schemas["DeliveryDiff"];
+export type TunnelRequest = Schemas["TunnelRequest"];
+export type TunnelStopped = Schemas["TunnelStopped"];

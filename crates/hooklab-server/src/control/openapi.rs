@@ -174,9 +174,30 @@ pub fn document() -> Value {
         "The tunnel's status",
         &[],
         None,
-        tunnel,
+        tunnel.clone(),
         "application/json",
     );
+    let request = b.schema::<super::tunnel::TunnelRequest>();
+    b.op(
+        "post",
+        "/api/tunnel",
+        "Start the tunnel (stopping the one running): the given settings over the configured ones",
+        &[],
+        Some(request),
+        tunnel.clone(),
+        "application/json",
+    );
+    let stopped = b.schema::<super::tunnel::TunnelStopped>();
+    b.op(
+        "delete",
+        "/api/tunnel",
+        "Stop the tunnel (its processes ended)",
+        &[],
+        None,
+        stopped,
+        "application/json",
+    );
+
     let events = b.schema::<Page<DeliverySummary>>();
     b.op(
         "get",
