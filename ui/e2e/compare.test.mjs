@@ -32,7 +32,7 @@ test("a replay links to its original and shows what changed, byte by byte; dupli
     await diff.locator("table.headers-diff").waitFor();
     assert.match(await diff.locator("tr.added", { hasText: "X-Hooklab-Replay-Of" }).textContent(), /1/);
     assert.match(await diff.textContent(), /Body\s*Identical/);
-    await screenshot(page, "11-compare-resigned");
+    await screenshot(page, "21-compare-resigned");
 
     await page.goto(`${listener.control}/#/events/5`);
     await page.getByText("A replay of").waitFor();
@@ -40,7 +40,7 @@ test("a replay links to its original and shows what changed, byte by byte; dupli
     await diff.locator("pre.bytes-diff").waitFor();
     assert.match(await diff.textContent(), /first difference at byte \d+/);
     assert.ok((await diff.locator("pre.bytes-diff ins").count()) > 0, "the tampered bytes are marked");
-    await screenshot(page, "12-compare-tampered");
+    await screenshot(page, "22-compare-tampered");
     assert.deepEqual(errors, []);
   } finally {
     await close();

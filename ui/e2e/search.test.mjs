@@ -27,7 +27,7 @@ test("search finds a delivery by text in its body or headers, across the whole d
     const rows = page.locator(".viewport .row");
     assert.equal(await rows.count(), 1);
     assert.match(await rows.first().textContent(), /evt_search_2/);
-    await screenshot(page, "10-search");
+    await screenshot(page, "20-search");
 
     await search.fill("trace-quokka");
     await page.getByText("1 in the database").waitFor({ timeout: 5000 });

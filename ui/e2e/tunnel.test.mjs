@@ -29,7 +29,7 @@ test("the tunnel panel starts a tunnel, shows its state, refuses a bad host and 
     await form.getByRole("button", { name: "Start tunnel" }).click();
     await form.getByText(/Starting bore/).waitFor();
     await header.getByText(/Tunnel (down|reconnecting|starting)/).waitFor({ timeout: 10_000 });
-    await screenshot(page, "13-tunnel-panel");
+    await screenshot(page, "23-tunnel-panel");
 
     await form.getByRole("button", { name: "Stop tunnel" }).click();
     await form.getByText("Tunnel stopped.").waitFor();

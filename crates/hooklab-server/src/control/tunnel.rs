@@ -49,6 +49,14 @@ pub(crate) struct TunnelStopped {
 }
 
 pub(super) async fn change(tunnel: Option<&TunnelControl>, req: Request) -> Response {
+    let method = req.method().clone();
+    if method != Method::POST && method != Method::DELETE {
+        return error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "GET (status), POST (start) or DELETE (stop)",
+        );
+    }
     let Some(tunnel) = tunnel else {
         return error(
             StatusCode::CONFLICT,
@@ -56,25 +64,16 @@ pub(super) async fn change(tunnel: Option<&TunnelControl>, req: Request) -> Resp
             "this instance has no receiver to expose",
         );
     };
-    match req.method().clone() {
-        Method::DELETE => json(
-            StatusCode::OK,
-            &TunnelStopped {
-                stopped: tunnel.stop().await,
-            },
-        ),
-        Method::POST => match options(req).await {
-            Ok(options) => match tunnel.start(options).await {
-                Ok(_) => tunnel_answer(tunnel.status()),
-                Err(e) => error(StatusCode::BAD_REQUEST, "tunnel", &e.to_string()),
-            },
-            Err(message) => error(StatusCode::BAD_REQUEST, "bad_request", &message),
+    if method == Method::DELETE {
+        let stopped = tunnel.stop().await;
+        return json(StatusCode::OK, &TunnelStopped { stopped });
+    }
+    match options(req).await {
+        Ok(options) => match tunnel.start(options).await {
+            Ok(_) => tunnel_answer(tunnel.status()),
+            Err(e) => error(StatusCode::BAD_REQUEST, "tunnel", &e.to_string()),
         },
-        _ => error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            "GET (status), POST (start) or DELETE (stop)",
-        ),
+        Err(message) => error(StatusCode::BAD_REQUEST, "bad_request", &message),
     }
 }
 

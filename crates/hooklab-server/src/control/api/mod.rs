@@ -68,6 +68,8 @@ pub struct DataState {
     pub receiver_addr: Option<std::net::SocketAddr>,
     /// Where sources added in the UI are kept; `None`: sources cannot be changed from the UI.
     pub sources_file: Option<Arc<SourcesFile>>,
+    /// The worker's routes: a source's forward target changed in the UI takes effect at once.
+    pub forwarding: Option<crate::runtime::Forwarding>,
 }
 
 /// The file of UI-managed sources, and which sources it holds (the others come from the
@@ -96,7 +98,14 @@ impl DataState {
             receiver: None,
             receiver_addr: None,
             sources_file: None,
+            forwarding: None,
         }
+    }
+
+    /// With the worker's routes, so sources' forward targets can be changed from the UI.
+    pub fn with_forwarding(mut self, forwarding: crate::runtime::Forwarding) -> Self {
+        self.forwarding = Some(forwarding);
+        self
     }
 
     /// With the running receiver (for `/api/sources` and test events) and, when sources may be
