@@ -492,6 +492,25 @@ pub(crate) enum EventsCommand {
     List(EventsListArgs),
     /// One delivery: request, headers in arrival order, verdict and diagnosis, body.
     Show(EventsShowArgs),
+    /// Two deliveries compared: request line, headers in arrival order, body byte by byte
+    /// (e.g. a replay against its original). Exit 0 when identical, 1 when they differ.
+    Diff(EventsDiffArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hooklab events diff 12 15        # a replay (15) against its original (12)\n  hooklab events diff 12 15 --json"
+)]
+pub(crate) struct EventsDiffArgs {
+    /// The first delivery id.
+    pub(crate) a: i64,
+    /// The second delivery id.
+    pub(crate) b: i64,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// The comparison as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -510,6 +529,16 @@ pub(crate) struct EventsListArgs {
     /// Only deliveries older than this id (paging).
     #[arg(long, value_name = "ID")]
     pub(crate) before: Option<i64>,
+    /// Only this event type (e.g. payment_intent.succeeded).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub(crate) event_type: Option<String>,
+    /// Only duplicates (deliveries whose idempotency key an earlier delivery claimed).
+    #[arg(long)]
+    pub(crate) duplicates: bool,
+    /// Full-text search in the body, headers, path, event id, event type and key (ASCII
+    /// letters case-insensitive), or a delivery id.
+    #[arg(long, short = 's', value_name = "TEXT")]
+    pub(crate) search: Option<String>,
     /// A JSON array instead of a table.
     #[arg(long)]
     pub(crate) json: bool,

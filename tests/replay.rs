@@ -111,6 +111,51 @@ fn replays_resign_and_every_negative_variant_gets_its_reason() {
         "re-signing keeps the body byte-exact"
     );
 
+    // The byte diff: re-signing changed the signature header and added the link, not the body.
+    let diff = |b: &serde_json::Value, json: bool| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["events", "diff", &id.to_string(), &b["id"].to_string()]);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.arg("--db").arg(&db).output().unwrap()
+    };
+    let out = diff(&resigned, true);
+    assert_eq!(out.status.code(), Some(1), "they differ: exit 1");
+    let compared: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(compared["body"]["identical"], true, "{compared}");
+    let changed: Vec<(String, String)> = compared["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["change"] != "equal")
+        .map(|h| {
+            (
+                h["change"].as_str().unwrap().to_string(),
+                h["name"].as_str().unwrap().to_ascii_lowercase(),
+            )
+        })
+        .collect();
+    assert!(
+        changed.contains(&("removed".into(), "stripe-signature".into())),
+        "{changed:?}"
+    );
+    assert!(
+        changed.contains(&("added".into(), "stripe-signature".into())),
+        "{changed:?}"
+    );
+    assert!(
+        changed.contains(&("added".into(), "x-hooklab-replay-of".into())),
+        "{changed:?}"
+    );
+    let same = Command::new(BIN)
+        .args(["events", "diff", &id.to_string(), &id.to_string(), "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&same.stdout).contains("byte-identical"));
+
     for (variant, reason) in [
         ("stale", "timestamp_too_old"),
         ("wrong-secret", "signature_mismatch"),
@@ -122,5 +167,14 @@ fn replays_resign_and_every_negative_variant_gets_its_reason() {
         let got = newest(&db);
         assert_eq!(got["verdict"], "invalid", "{variant}: {got}");
         assert_eq!(got["reason"], reason, "{variant}: {got}");
+        if variant == "tampered" {
+            let out = diff(&got, false);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains("first difference at byte"), "{text}");
+            assert!(
+                text.contains("[-") && text.contains("{+"),
+                "word-diff markers: {text}"
+            );
+        }
     }
 }

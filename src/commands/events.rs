@@ -28,6 +28,10 @@ pub(crate) fn list(args: EventsListArgs) -> anyhow::Result<ExitCode> {
         source: args.source.clone(),
         verdict: args.verdict,
         before: args.before,
+        event_type: args.event_type.clone(),
+        duplicates_only: args.duplicates,
+        search: args.search.clone(),
+        duplicate_of: None,
     };
     let rows = store.list(&filter)?;
     if args.json {

@@ -1,5 +1,6 @@
 //! One module per command. Each takes its parsed arguments and returns the exit code.
 
+mod diff;
 mod dlq;
 mod events;
 mod lab;
@@ -35,6 +36,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sign(args) => sign::run(args),
         Command::Events(EventsCommand::List(args)) => events::list(args),
         Command::Events(EventsCommand::Show(args)) => events::show(args),
+        Command::Events(EventsCommand::Diff(args)) => diff::run(args),
         Command::Keys(args) => events::keys(args),
         Command::Dlq(DlqCommand::List(args)) => dlq::list(args),
         Command::Dlq(DlqCommand::Show(args)) => dlq::show(args),

@@ -32,6 +32,7 @@
 
 pub mod clock;
 pub mod diagnose;
+pub mod diff;
 pub mod machine;
 pub mod metadata;
 pub mod provider;

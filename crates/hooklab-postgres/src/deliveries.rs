@@ -170,6 +170,27 @@ pub(crate) async fn list(
     if let Some(before) = filter.before {
         params.condition("id < ", Param::Int(before));
     }
+    if let Some(event_type) = &filter.event_type {
+        params.condition("event_type = ", Param::Text(event_type.clone()));
+    }
+    if filter.duplicates_only {
+        params.raw_condition("duplicate_of IS NOT NULL");
+    }
+    if let Some(first) = filter.duplicate_of {
+        params.condition("duplicate_of = ", Param::Int(first));
+    }
+    if let Some(search) = &filter.search {
+        // As SQLite: text columns case-insensitively (`ILIKE`), the body as bytes (exact),
+        // then the id.
+        let pattern = params.bind(Param::Text(hooklab_core::store::like_pattern(search)));
+        let needle = params.bind(Param::Text(search.clone()));
+        let id = params.bind(Param::Int(search.trim().parse().unwrap_or(-1)));
+        params.raw_condition(&format!(
+            "(path ILIKE {pattern} OR event_id ILIKE {pattern} OR event_type ILIKE {pattern} \
+             OR idempotency_key ILIKE {pattern} OR headers ILIKE {pattern} \
+             OR position(convert_to({needle}, 'UTF8') IN body) > 0 OR id = {id})"
+        ));
+    }
     params.tail(" ORDER BY id DESC LIMIT ", Param::Int(limit(filter.limit)));
     let rows = params
         .query(client)

@@ -8,13 +8,13 @@
 //! tests pass whatever future they like.
 
 use crate::clock::Clock;
-use crate::config::{Config, ConfigError, ReconcileSettings};
+use crate::config::{Config, ConfigError, ReconcileSettings, SourceConfig};
 use crate::control::{ControlServer, ControlState};
 use crate::error::ServerError;
 use crate::events::{EVENT_BUFFER, Event};
-use crate::pipeline::{ForwardHandler, Route, Worker, WorkerOptions};
+use crate::pipeline::{ForwardHandler, Route, Routes, Worker, WorkerOptions};
 use crate::receiver::{Receiver, TapConnection, TapListener};
-use crate::tunnel::{SupervisorOptions, TunnelHandle, TunnelSpec, TunnelStatus};
+use crate::tunnel::{SupervisorOptions, TunnelControl, TunnelSpec, TunnelStatus};
 use hooklab_core::store::Store;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -41,12 +41,13 @@ pub struct Running {
     server: JoinHandle<()>,
     /// How long to wait for in-flight requests after shutdown starts.
     drain_timeout: Duration,
-    /// The outbox worker, when some source forwards; stopped after the receiver drains.
-    worker: Option<WorkerTask>,
+    /// The outbox worker (idle while no source forwards); stopped after the receiver drains.
+    worker: WorkerTask,
     /// Periodic upkeep (parked state-machine events past `review_after`); aborted on stop.
     maintenance: JoinHandle<()>,
-    /// The supervised tunnel, when configured; stopped (its processes killed) on shutdown.
-    tunnel: Option<TunnelHandle>,
+    /// The supervised tunnel (configured, or started from the UI); stopped (its processes
+    /// killed) on shutdown.
+    tunnel: TunnelControl,
     /// The control API on its own loopback port, when configured.
     control: Option<ControlServer>,
 }
@@ -108,25 +109,30 @@ pub async fn start_with_clock(
     let mut receiver = Receiver::new(&config, Arc::clone(&store), events.clone(), clock.clone())?
         .with_local_addr(addr);
     // Started before the tasks below: on a later error, dropping these stops them.
-    // The tunnel forwards to the receiver's port, and to nothing else.
-    let tunnel = match &config.tunnel {
-        Some(options) => {
-            let spec = TunnelSpec::from_options(options)
-                .map_err(|e| ConfigError::invalid("[tunnel]", e.to_string()))?;
-            Some(crate::tunnel::start(
-                spec,
-                addr.port(),
-                events.clone(),
-                receiver.public_url(),
-                SupervisorOptions::default(),
-            ))
-        }
-        None => None,
-    };
+    // The tunnel forwards to the receiver's port, and to nothing else; the UI may start and
+    // stop it later.
+    let tunnel = TunnelControl::new(
+        addr.port(),
+        events.clone(),
+        receiver.public_url(),
+        config.tunnel.clone(),
+        SupervisorOptions::default(),
+    );
+    if let Some(options) = &config.tunnel {
+        TunnelSpec::from_options(options)
+            .map_err(|e| ConfigError::invalid("[tunnel]", e.to_string()))?;
+        tunnel
+            .start(crate::config::TunnelOptions::default())
+            .await
+            .map_err(|e| ConfigError::invalid("[tunnel]", e.to_string()))?;
+    }
+    // The worker before the control API: the UI changes its routes.
+    let (worker, forwarding) = worker(&config, Arc::clone(&store), clock.clone(), &events)?;
+    receiver = receiver.with_job_waker(worker.waker());
     let control = match config.control_port {
         Some(port) => {
             let state = ControlState {
-                tunnel: tunnel.as_ref().map(TunnelHandle::watch),
+                tunnel: Some(tunnel.clone()),
                 receiver: Some(format!("http://{addr}")),
                 data: Some(
                     crate::control::api::DataState::new(Arc::clone(&store), events.clone())
@@ -136,7 +142,8 @@ pub async fn start_with_clock(
                             config.sources_file.clone().map(|file| {
                                 crate::control::api::SourcesFile::new(file, managed.clone())
                             }),
-                        ),
+                        )
+                        .with_forwarding(forwarding.clone()),
                 ),
                 ui_dir: crate::control::ui_dir(),
             };
@@ -151,21 +158,15 @@ pub async fn start_with_clock(
         }
         None => None,
     };
-    let store_for_maintenance = Arc::clone(&store);
-    let clock_for_worker = clock.clone();
-    let worker = match worker(&config, store, clock_for_worker, &events)? {
-        Some(worker) => {
-            receiver = receiver.with_job_waker(worker.waker());
-            let (stop, stopped) = oneshot::channel::<()>();
-            let task = tokio::spawn(worker.run(async move {
-                let _ = stopped.await;
-            }));
-            Some(WorkerTask { stop, task })
-        }
-        None => None,
+    let worker = {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(worker.run(async move {
+            let _ = stopped.await;
+        }));
+        WorkerTask { stop, task }
     };
     let maintenance = tokio::spawn(maintain(
-        Arc::clone(&store_for_maintenance),
+        Arc::clone(&store),
         clock.clone(),
         events.clone(),
         config.review_after,
@@ -275,38 +276,76 @@ pub fn apis(settings: &ReconcileSettings) -> crate::reconcile::Apis {
     apis
 }
 
-/// The worker with a [`ForwardHandler`] route for every source that has a forward target, or
-/// `None` when no source forwards.
+/// The worker with a [`ForwardHandler`] route for every source that has a forward target. It
+/// runs even when none has one yet: a forward target set in the UI takes effect at once.
 fn worker(
     config: &Config,
     store: Arc<dyn Store>,
     clock: Clock,
     events: &broadcast::Sender<Event>,
-) -> Result<Option<Worker>, ServerError> {
-    if !config.forwards() {
-        return Ok(None);
-    }
+) -> Result<(Worker, Forwarding), ServerError> {
     let options = WorkerOptions {
         concurrency: config.concurrency,
         attempt_timeout: config.forward_timeout,
         ..WorkerOptions::default()
     };
-    let mut worker = Worker::new(store, clock, events.clone(), options);
+    let worker = Worker::new(store, clock, events.clone(), options);
+    let forwarding = Forwarding {
+        config: Arc::new(config.clone()),
+        routes: worker.routes(),
+    };
     for source in &config.sources {
-        let Some(target) = config.forward_target(source) else {
-            continue;
-        };
-        let handler = ForwardHandler::new(target, source.success_policy(), config.forward_timeout)
+        forwarding
+            .apply(source)
             .map_err(|e| ConfigError::invalid(format!("source `{}`", source.name), e))?;
-        let route = Route {
-            handler: Arc::new(handler),
-            schedule: config.schedule_for(source),
-            source: source.clone(),
-        };
-        worker = worker.route(source.name.clone(), route);
     }
-    tracing::info!("outbox worker started");
-    Ok(Some(worker))
+    if config.forwards() {
+        tracing::info!("outbox worker started");
+    }
+    Ok((worker, forwarding))
+}
+
+/// Turns a source's forward target into the worker's route for it, with the configuration's
+/// timeout and retry schedule: at start, and whenever the UI changes a source.
+#[derive(Debug, Clone)]
+pub struct Forwarding {
+    config: Arc<Config>,
+    routes: Routes,
+}
+
+impl Forwarding {
+    /// `source`'s jobs run its forward target from now on (its own, else the configuration's
+    /// global one); without one, its jobs have no route (they dead-letter with a reason that
+    /// says so, and can be redriven once it has one).
+    pub fn apply(&self, source: &SourceConfig) -> Result<(), String> {
+        let route = match self.config.forward_target(source) {
+            Some(target) => {
+                let handler = ForwardHandler::new(
+                    target,
+                    source.success_policy(),
+                    self.config.forward_timeout,
+                )?;
+                Some(Route {
+                    handler: Arc::new(handler),
+                    schedule: self.config.schedule_for(source),
+                    source: source.clone(),
+                })
+            }
+            None => None,
+        };
+        self.routes.set(&source.name, route);
+        Ok(())
+    }
+
+    /// `name`'s jobs have no route any more (the source was removed).
+    pub fn remove(&self, name: &str) {
+        self.routes.set(name, None);
+    }
+
+    /// Whether `source` forwards (its own target or the configuration's global one).
+    pub fn forwards(&self, source: &SourceConfig) -> bool {
+        self.config.forward_target(source).is_some()
+    }
 }
 
 impl Running {
@@ -326,9 +365,14 @@ impl Running {
         format!("http://{}", self.addr)
     }
 
-    /// The tunnel's status now, when a tunnel is configured.
+    /// The tunnel's status now, when a tunnel runs.
     pub fn tunnel_status(&self) -> Option<TunnelStatus> {
-        self.tunnel.as_ref().map(TunnelHandle::status)
+        self.tunnel.status()
+    }
+
+    /// Starts and stops the tunnel at run time (the UI, the desktop tray).
+    pub fn tunnel(&self) -> &TunnelControl {
+        &self.tunnel
     }
 
     /// The control API, when configured: its address and token.
@@ -372,17 +416,14 @@ impl Running {
             None => drain(stop, server, drain_timeout).await,
         };
         // Nothing new reaches the receiver now: close the public side, then the control API.
-        if let Some(tunnel) = tunnel {
-            tunnel.stop().await;
-        }
+        tunnel.stop().await;
         if let Some(control) = control {
             control.shutdown().await;
         }
-        if let Some(WorkerTask { stop, task }) = worker {
-            let _ = stop.send(());
-            if let Err(e) = task.await {
-                tracing::error!("the outbox worker ended abnormally: {e}");
-            }
+        let WorkerTask { stop, task } = worker;
+        let _ = stop.send(());
+        if let Err(e) = task.await {
+            tracing::error!("the outbox worker ended abnormally: {e}");
         }
         served
     }

@@ -4,6 +4,7 @@
 import type {
   DeadLetter,
   DeliveryDetail,
+  DeliveryDiff,
   KeyRecord,
   ObjectRecord,
   Page,
@@ -16,6 +17,8 @@ import type {
   ProviderInfo,
   TestEventSent,
   TunnelStatus,
+  TunnelRequest,
+  TunnelStopped,
 } from "./types";
 
 const TOKEN_KEY = "hooklab.token";
@@ -61,17 +64,31 @@ export class Api {
     return body as T;
   }
 
-  events(params: { before?: number | null; source?: string; verdict?: string; limit?: number }) {
+  events(params: {
+    before?: number | null;
+    source?: string;
+    verdict?: string;
+    limit?: number;
+    /** Full-text search on the server (body, headers, path, ids, type, key). */
+    q?: string;
+    duplicates?: boolean;
+  }) {
     const q = new URLSearchParams();
     if (params.before) q.set("before", String(params.before));
     if (params.source) q.set("source", params.source);
     if (params.verdict) q.set("verdict", params.verdict);
+    if (params.q) q.set("q", params.q);
+    if (params.duplicates) q.set("duplicates", "true");
     q.set("limit", String(params.limit ?? 500));
     return this.call<Page>(`/api/events?${q}`);
   }
 
   event(id: number) {
     return this.call<DeliveryDetail>(`/api/events/${id}`);
+  }
+
+  diff(a: number, b: number) {
+    return this.call<DeliveryDiff>(`/api/diff?a=${a}&b=${b}`);
   }
 
   keys(params: { status?: string; duplicates?: boolean }) {
@@ -136,6 +153,18 @@ export class Api {
 
   tunnel() {
     return this.call<TunnelStatus>("/api/tunnel");
+  }
+
+  startTunnel(request: TunnelRequest) {
+    return this.call<TunnelStatus>("/api/tunnel", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(request),
+    });
+  }
+
+  stopTunnel() {
+    return this.call<TunnelStopped>("/api/tunnel", { method: "DELETE" });
   }
 
   health() {

@@ -26,3 +26,6 @@ export type TestEventSent = Schemas["TestEventSent"];
 export type Health = Schemas["Health"];
 export type SourceInput = Schemas["SourceInput"];
 export type ProviderInfo = Schemas["ProviderInfo"];
+export type DeliveryDiff = Schemas["DeliveryDiff"];
+export type TunnelRequest = Schemas["TunnelRequest"];
+export type TunnelStopped = Schemas["TunnelStopped"];

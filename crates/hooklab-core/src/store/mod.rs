@@ -366,6 +366,31 @@ pub struct DeliveryFilter {
     pub verdict: Option<Status>,
     /// Only deliveries with an id below this one (paging).
     pub before: Option<DeliveryId>,
+    /// Only this event type (exact).
+    pub event_type: Option<String>,
+    /// Only duplicates (deliveries whose key was claimed by an earlier one).
+    pub duplicates_only: bool,
+    /// Only the duplicates of this delivery (those whose key it claimed first).
+    pub duplicate_of: Option<DeliveryId>,
+    /// Full-text search: deliveries whose body, headers, path, event id, event type or
+    /// idempotency key contain this text (case-insensitive for ASCII letters; the body is
+    /// searched as bytes, so any UTF-8 text is found), or whose id is this number. A scan:
+    /// it reads every row it passes, newest first, until the page is full.
+    pub search: Option<String>,
+}
+
+/// `text` as a `LIKE` pattern that matches it anywhere, with `\` as the escape character.
+pub fn like_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -100,3 +100,130 @@ pub(crate) async fn limit_defaults_to_50_and_is_capped_at_10_000(engine: Engine)
     };
     assert_eq!(store.list(huge).await.unwrap().len(), 10_000);
 }
+
+pub(crate) async fn search_finds_text_in_body_headers_and_fields(engine: Engine) {
+    let opened = engine.open().await;
+    let store = &*opened.store;
+    let mut ids = Vec::new();
+    let bodies: [&[u8]; 4] = [
+        br#"{"customer":"cus_Alpha","amount":100}"#,
+        br#"{"customer":"cus_beta","note":"50% off_today"}"#,
+        b"\xff\xfe not utf-8 but has MAGIC inside",
+        "{\"name\":\"Jos\u{e9} \u{2713}\"}".as_bytes(),
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        let mut d = delivery("stripe", valid(), body);
+        d.metadata.event_id = Some(format!("evt_{i}"));
+        d.metadata.event_type = Some(
+            if i == 1 {
+                "charge.refunded"
+            } else {
+                "payment_intent.succeeded"
+            }
+            .into(),
+        );
+        if i == 2 {
+            d.headers.push(Header::new("X-Trace", "trace-zulu-9"));
+        }
+        ids.push(store.record(d).await.unwrap().id);
+    }
+    let search = |text: &str| DeliveryFilter {
+        search: Some(text.into()),
+        ..Default::default()
+    };
+    let found = |rows: Vec<hooklab_core::store::DeliverySummary>| {
+        rows.iter().map(|r| r.id).collect::<Vec<_>>()
+    };
+    // Body text, ASCII case-insensitive on the text columns; exact bytes in the body.
+    assert_eq!(
+        found(store.list(search("cus_Alpha")).await.unwrap()),
+        [ids[0]]
+    );
+    assert_eq!(
+        found(store.list(search("MAGIC")).await.unwrap()),
+        [ids[2]],
+        "a non-UTF-8 body is searched too"
+    );
+    assert_eq!(
+        found(store.list(search("José ✓")).await.unwrap()),
+        [ids[3]],
+        "UTF-8 text in a body"
+    );
+    // `%` and `_` are literal, not wildcards.
+    assert_eq!(
+        found(store.list(search("50% off_")).await.unwrap()),
+        [ids[1]]
+    );
+    assert!(store.list(search("5_%")).await.unwrap().is_empty());
+    // Headers, event type (case-insensitive), event id.
+    assert_eq!(
+        found(store.list(search("trace-zulu")).await.unwrap()),
+        [ids[2]]
+    );
+    assert_eq!(
+        found(store.list(search("CHARGE.REFUNDED")).await.unwrap()),
+        [ids[1]]
+    );
+    assert_eq!(found(store.list(search("evt_3")).await.unwrap()), [ids[3]]);
+    // A number finds that delivery by id.
+    assert!(found(store.list(search(&ids[1].to_string())).await.unwrap()).contains(&ids[1]));
+    // Combined with the other filters.
+    let combined = DeliveryFilter {
+        search: Some("cus_".into()),
+        event_type: Some("charge.refunded".into()),
+        ..Default::default()
+    };
+    assert_eq!(found(store.list(combined).await.unwrap()), [ids[1]]);
+    assert!(
+        store
+            .list(search("nothing-like-this"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub(crate) async fn duplicates_of_one_delivery_are_listed(engine: Engine) {
+    use hooklab_core::store::{IdempotencyClaim, KeyStatus};
+    let opened = engine.open().await;
+    let store = &*opened.store;
+    let keyed = |key: &str| {
+        let mut d = delivery("stripe", valid(), key.as_bytes());
+        d.idempotency = Some(IdempotencyClaim {
+            scope: "stripe".into(),
+            key: key.into(),
+            status: KeyStatus::Completed,
+        });
+        d
+    };
+    let first_a = store.record(keyed("evt_a")).await.unwrap().id;
+    let first_b = store.record(keyed("evt_b")).await.unwrap().id;
+    let mut dups_a = Vec::new();
+    for _ in 0..3 {
+        dups_a.push(store.record(keyed("evt_a")).await.unwrap().id);
+        store.record(keyed("evt_b")).await.unwrap();
+    }
+    let of = |first| DeliveryFilter {
+        duplicate_of: Some(first),
+        ..Default::default()
+    };
+    let listed: Vec<_> = store
+        .list(of(first_a))
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    dups_a.reverse();
+    assert_eq!(listed, dups_a, "newest first, only evt_a's copies");
+    assert_eq!(store.list(of(first_b)).await.unwrap().len(), 3);
+    assert!(
+        store.list(of(dups_a[0])).await.unwrap().is_empty(),
+        "a duplicate has no duplicates"
+    );
+    let all_dups = DeliveryFilter {
+        duplicates_only: true,
+        ..Default::default()
+    };
+    assert_eq!(store.list(all_dups).await.unwrap().len(), 6);
+}

@@ -147,6 +147,8 @@ on_both_engines! {
         filters_combine,
         paging_with_before_walks_every_row_once,
         limit_defaults_to_50_and_is_capped_at_10_000,
+        search_finds_text_in_body_headers_and_fields,
+        duplicates_of_one_delivery_are_listed,
     }
     idempotency {
         five_hundred_concurrent_claims_have_exactly_one_winner,

@@ -60,6 +60,9 @@ pub fn save(path: &Path, sources: &[SourceConfig]) -> std::io::Result<()> {
                 .into(),
         );
         table.insert("response".into(), toml::Value::Table(response));
+        if let Some(target) = &source.forward_to {
+            table.insert("forward_to".into(), target.clone().into());
+        }
         let mut doc = toml::map::Map::new();
         doc.insert(
             "source".into(),

@@ -19,6 +19,7 @@ pub mod client;
 pub mod discovery;
 mod guard;
 pub mod openapi;
+mod tunnel;
 mod ui;
 
 use crate::tunnel::TunnelStatus;
@@ -30,7 +31,7 @@ use axum::response::Response;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// The bearer token of one start: 32 random bytes, hex. `Debug` and `Display` redact it.
@@ -67,8 +68,8 @@ impl std::fmt::Debug for ControlToken {
 /// What the control API reports on.
 #[derive(Debug, Clone, Default)]
 pub struct ControlState {
-    /// The tunnel's status, when a tunnel runs.
-    pub tunnel: Option<watch::Receiver<TunnelStatus>>,
+    /// The receiver's tunnel: its status, and start/stop (`None`: no receiver here).
+    pub tunnel: Option<crate::tunnel::TunnelControl>,
     /// The receiver's local base URL.
     pub receiver: Option<String>,
     /// The store and events bus behind the data endpoints (`None`: only health and tunnel).
@@ -184,6 +185,9 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     if let Err(refusal) = guard::check(&req, &shared.token, shared.port) {
         return refusal.into_response();
     }
+    if req.uri().path() == "/api/tunnel" && req.method() != Method::GET {
+        return tunnel::change(shared.state.tunnel.as_ref(), req).await;
+    }
     if let Some(data) = &shared.state.data {
         let req = match api::route(data, req).await {
             Ok(response) => return response,
@@ -219,19 +223,21 @@ fn basic(shared: &Shared, req: &Request) -> Response {
             },
         ),
         "/api/openapi.json" => json(StatusCode::OK, &openapi::document()),
-        "/api/tunnel" => match &shared.state.tunnel {
-            Some(status) => {
-                let status = status.borrow().clone();
-                json(StatusCode::OK, &openapi::TunnelAnswer::On(status))
-            }
-            None => json(
-                StatusCode::OK,
-                &openapi::TunnelAnswer::Off {
-                    status: openapi::TunnelOff::Off,
-                },
-            ),
-        },
+        "/api/tunnel" => tunnel_answer(shared.state.tunnel.as_ref().and_then(|t| t.status())),
         _ => error(StatusCode::NOT_FOUND, "not_found", "no such endpoint"),
+    }
+}
+
+/// The tunnel's status, or `{"status": "off"}`.
+fn tunnel_answer(status: Option<TunnelStatus>) -> Response {
+    match status {
+        Some(status) => json(StatusCode::OK, &openapi::TunnelAnswer::On(status)),
+        None => json(
+            StatusCode::OK,
+            &openapi::TunnelAnswer::Off {
+                status: openapi::TunnelOff::Off,
+            },
+        ),
     }
 }
 

@@ -175,9 +175,30 @@ pub fn document() -> Value {
         "The tunnel's status",
         &[],
         None,
-        tunnel,
+        tunnel.clone(),
         "application/json",
     );
+    let request = b.schema::<super::tunnel::TunnelRequest>();
+    b.op(
+        "post",
+        "/api/tunnel",
+        "Start the tunnel (stopping the one running): the given settings over the configured ones",
+        &[],
+        Some(request),
+        tunnel.clone(),
+        "application/json",
+    );
+    let stopped = b.schema::<super::tunnel::TunnelStopped>();
+    b.op(
+        "delete",
+        "/api/tunnel",
+        "Stop the tunnel (its processes ended)",
+        &[],
+        None,
+        stopped,
+        "application/json",
+    );
+
     let events = b.schema::<Page<DeliverySummary>>();
     b.op(
         "get",
@@ -196,6 +217,13 @@ pub fn document() -> Value {
             ),
             ("source", "string", "Only this source"),
             ("verdict", "string", "valid, invalid or unsigned"),
+            ("event_type", "string", "Only this event type (exact)"),
+            ("duplicates", "boolean", "true: only duplicates"),
+            (
+                "q",
+                "string",
+                "Full-text search: body, headers, path, event id, event type, key, or the id",
+            ),
         ],
         None,
         events,
@@ -219,6 +247,19 @@ pub fn document() -> Value {
         None,
         json!({"type": "string", "format": "binary"}),
         "application/octet-stream",
+    );
+    let diff = b.schema::<hooklab_core::diff::DeliveryDiff>();
+    b.op(
+        "get",
+        "/api/diff",
+        "Two deliveries compared: request line, headers in arrival order, body byte by byte",
+        &[
+            ("a", "integer", "The first delivery id"),
+            ("b", "integer", "The second delivery id"),
+        ],
+        None,
+        diff,
+        "application/json",
     );
     let keys = b.schema::<Vec<IdempotencyRecord>>();
     b.op(

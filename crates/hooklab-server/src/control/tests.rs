@@ -72,10 +72,16 @@ async fn the_guard_refuses_foreign_hosts_origins_and_bad_tokens() {
 
     let (status, _) = send(
         addr,
-        &format!("POST /api/tunnel HTTP/1.1\r\n{ok_host}\r\n{auth}\r\nContent-Length: 0"),
+        &format!("PUT /api/tunnel HTTP/1.1\r\n{ok_host}\r\n{auth}\r\nContent-Length: 0"),
     )
     .await;
     assert_eq!(status, 405);
+    let (status, body) = send(
+        addr,
+        &format!("POST /api/tunnel HTTP/1.1\r\n{ok_host}\r\n{auth}\r\nContent-Length: 0"),
+    )
+    .await;
+    assert_eq!((status, body["code"].as_str()), (409, Some("no_receiver")));
     let (status, _) = send(
         addr,
         &format!("GET /api/nothing HTTP/1.1\r\n{ok_host}\r\n{auth}"),

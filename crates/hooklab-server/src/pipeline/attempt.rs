@@ -3,7 +3,7 @@
 //! the schedule is exhausted), record attempt and outcome in one store call, announce both.
 
 use super::handler::{HandlerContext, HandlerResult};
-use super::worker::{Jitter, Route};
+use super::worker::Jitter;
 use crate::clock::Clock;
 use crate::events::{AttemptEvent, AttemptOutcome, Event, KeyStatusEvent};
 use hooklab_core::clock::UnixMillis;
@@ -11,7 +11,6 @@ use hooklab_core::retry::format_duration;
 use hooklab_core::store::{
     AttemptRecord, DeadLetter, Delivery, JobOutcome, KeyStatus, LeasedJob, Store,
 };
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -23,7 +22,7 @@ pub(super) struct Shared {
     pub(super) clock: Clock,
     pub(super) events: broadcast::Sender<Event>,
     /// Source name → handler, schedule and settings.
-    pub(super) routes: HashMap<String, Route>,
+    pub(super) routes: super::worker::Routes,
     pub(super) attempt_timeout: Duration,
     pub(super) jitter: Jitter,
     /// Applied to a delivery once its job is done.
@@ -32,8 +31,7 @@ pub(super) struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut sources: Vec<&str> = self.routes.keys().map(String::as_str).collect();
-        sources.sort_unstable();
+        let sources = self.routes.sources();
         f.debug_struct("Shared")
             .field("sources", &sources)
             .field("attempt_timeout", &self.attempt_timeout)

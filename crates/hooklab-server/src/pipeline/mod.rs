@@ -22,4 +22,4 @@ mod worker;
 
 pub use forward::ForwardHandler;
 pub use handler::{Handler, HandlerContext, HandlerResult};
-pub use worker::{Jitter, Route, Worker, WorkerOptions};
+pub use worker::{Jitter, Route, Routes, Worker, WorkerOptions};

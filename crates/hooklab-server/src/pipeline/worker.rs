@@ -38,6 +38,54 @@ pub struct Route {
     pub source: SourceConfig,
 }
 
+/// Source name → [`Route`], shared: the worker reads it for every job, and whoever changes a
+/// source's forward target at run time (the control API) replaces that source's route.
+#[derive(Clone, Default)]
+pub struct Routes(Arc<std::sync::RwLock<HashMap<String, Route>>>);
+
+impl Routes {
+    /// Sets (or, with `None`, removes) the route of `source`'s jobs from now on.
+    pub fn set(&self, source: &str, route: Option<Route>) {
+        let mut routes = self.write();
+        match route {
+            Some(route) => routes.insert(source.to_string(), route),
+            None => routes.remove(source),
+        };
+    }
+
+    /// `source`'s route now.
+    pub fn get(&self, source: &str) -> Option<Route> {
+        self.read().get(source).cloned()
+    }
+
+    /// The sources that have a route, sorted.
+    pub fn sources(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.read().keys().cloned().collect();
+        names.sort_unstable();
+        names
+    }
+
+    // A panic while holding the lock cannot leave the map half-changed (insert and remove
+    // are single operations), so a poisoned lock is still good to use.
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Route>> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Route>> {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for Routes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Routes").field(&self.sources()).finish()
+    }
+}
+
 impl std::fmt::Debug for Route {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Route")
@@ -115,7 +163,7 @@ impl Worker {
                 store,
                 clock,
                 events,
-                routes: HashMap::new(),
+                routes: Routes::default(),
                 attempt_timeout: options.attempt_timeout,
                 jitter: Arc::clone(&options.jitter),
                 machines: crate::objects::Machines::default(),
@@ -127,9 +175,14 @@ impl Worker {
 
     /// Runs `route` for jobs of the source named `source`. A job of a source without a route
     /// goes to the dead-letter queue (redrive it once the source is configured again).
-    pub fn route(mut self, source: impl Into<String>, route: Route) -> Self {
-        self.shared.routes.insert(source.into(), route);
+    pub fn route(self, source: impl Into<String>, route: Route) -> Self {
+        self.shared.routes.set(&source.into(), Some(route));
         self
+    }
+
+    /// The worker's routes, to change them while it runs.
+    pub fn routes(&self) -> Routes {
+        self.shared.routes.clone()
     }
 
     /// Notify this when a job is enqueued, so the worker does not wait for its next poll.

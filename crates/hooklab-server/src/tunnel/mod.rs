@@ -13,10 +13,12 @@
 //! port that no tunnel is ever pointed at.
 
 mod bore;
+pub mod control;
 pub mod parse;
 mod process;
 pub mod supervisor;
 
+pub use control::TunnelControl;
 pub use supervisor::{SupervisorOptions, TunnelHandle, start};
 
 use crate::config::{TunnelKind, TunnelOptions};

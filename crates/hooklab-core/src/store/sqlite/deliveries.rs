@@ -64,6 +64,14 @@ const SELECT_SUMMARY: &str = "SELECT id, received_at, source, provider, method, 
      verdict, reason, event_id, event_type, response_status, body_size, idempotency_key, \
      duplicate_of FROM deliveries";
 
+/// Full-text search: each column that holds text, and the body's bytes read as text (`LIKE`
+/// is case-insensitive for ASCII and compares other bytes exactly), then the id.
+const SEARCH: &str = "(path LIKE ? ESCAPE '\\' OR event_id LIKE ? ESCAPE '\\' \
+     OR event_type LIKE ? ESCAPE '\\' OR idempotency_key LIKE ? ESCAPE '\\' \
+     OR headers LIKE ? ESCAPE '\\' OR CAST(body AS TEXT) LIKE ? ESCAPE '\\' OR id = ?)";
+/// How many times [`SEARCH`] takes the pattern (then the id once).
+const SEARCH_ARGS: usize = 6;
+
 /// Rows a listing returns when the filter names no limit.
 pub(super) const DEFAULT_LIMIT: u32 = 50;
 /// The most rows one listing returns, whatever the filter asks.
@@ -118,7 +126,7 @@ pub(super) fn list(
     filter: &DeliveryFilter,
 ) -> Result<Vec<DeliverySummary>, StoreError> {
     let mut sql = String::from(SELECT_SUMMARY);
-    let mut args: Vec<&dyn ToSql> = Vec::with_capacity(4);
+    let mut args: Vec<&dyn ToSql> = Vec::with_capacity(12);
     let verdict = filter.verdict.map(Status::as_str);
     let conditions = [
         (
@@ -127,13 +135,41 @@ pub(super) fn list(
         ),
         ("verdict = ?", verdict.as_ref().map(|v| v as &dyn ToSql)),
         ("id < ?", filter.before.as_ref().map(|b| b as &dyn ToSql)),
+        (
+            "event_type = ?",
+            filter.event_type.as_ref().map(|t| t as &dyn ToSql),
+        ),
+        (
+            "duplicate_of = ?",
+            filter.duplicate_of.as_ref().map(|d| d as &dyn ToSql),
+        ),
     ];
+    let mut written = 0;
+    let mut push = |sql: &mut String, condition: &str| {
+        sql.push_str(if written == 0 { " WHERE " } else { " AND " });
+        sql.push_str(condition);
+        written += 1;
+    };
     for (condition, value) in conditions {
         if let Some(value) = value {
-            sql.push_str(if args.is_empty() { " WHERE " } else { " AND " });
-            sql.push_str(condition);
+            push(&mut sql, condition);
             args.push(value);
         }
+    }
+    if filter.duplicates_only {
+        push(&mut sql, "duplicate_of IS NOT NULL");
+    }
+    let pattern = filter.search.as_deref().map(crate::store::like_pattern);
+    let search_id = filter
+        .search
+        .as_deref()
+        .and_then(|s| s.trim().parse::<i64>().ok());
+    if let Some(pattern) = &pattern {
+        push(&mut sql, SEARCH);
+        for _ in 0..SEARCH_ARGS {
+            args.push(pattern);
+        }
+        args.push(&search_id);
     }
     sql.push_str(" ORDER BY id DESC LIMIT ?");
     let limit = filter.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT);

@@ -72,6 +72,8 @@ pub struct DataState {
     pub receiver_addr: Option<std::net::SocketAddr>,
     /// Where sources added in the UI are kept; `None`: sources cannot be changed from the UI.
     pub sources_file: Option<Arc<SourcesFile>>,
+    /// The worker's routes: a source's forward target changed in the UI takes effect at once.
+    pub forwarding: Option<crate::runtime::Forwarding>,
 }
 
 /// The file of UI-managed sources, and which sources it holds (the others come from the
@@ -100,7 +102,14 @@ impl DataState {
             receiver: None,
             receiver_addr: None,
             sources_file: None,
+            forwarding: None,
         }
+    }
+
+    /// With the worker's routes, so sources' forward targets can be changed from the UI.
+    pub fn with_forwarding(mut self, forwarding: crate::runtime::Forwarding) -> Self {
+        self.forwarding = Some(forwarding);
+        self
     }
 
     /// With the running receiver (for `/api/sources` and test events) and, when sources may be
@@ -141,6 +150,7 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
         (&Method::GET, ["api", "events"]) => list_events(data, &query).await,
         (&Method::GET, ["api", "events", id]) => show_event(data, id).await,
         (&Method::GET, ["api", "events", id, "raw"]) => raw_body(data, id).await,
+        (&Method::GET, ["api", "diff"]) => records::diff(data, &query).await,
         (&Method::GET, ["api", "keys"]) => list_keys(data, &query).await,
         (&Method::GET, ["api", "objects"]) => list_objects(data, &query).await,
         (&Method::GET, ["api", "objects", id, "timeline"]) => timeline(data, id).await,
@@ -166,7 +176,7 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
             [
                 "api",
                 "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event"
-                | "inject" | "scenario",
+                | "diff" | "inject" | "scenario",
                 ..,
             ],
         ) => Err(Problem::new(

@@ -29,6 +29,10 @@ pub(super) async fn list_events(data: &DataState, query: &str) -> Answer {
         source: param(&p, "source").map(str::to_string),
         verdict,
         before: number(&p, "before")?,
+        event_type: param(&p, "event_type").map(str::to_string),
+        duplicates_only: matches!(param(&p, "duplicates"), Some("true" | "1")),
+        search: param(&p, "q").map(str::to_string),
+        duplicate_of: number(&p, "duplicate_of")?,
     };
     let items = data
         .store
@@ -73,6 +77,10 @@ pub(crate) struct DeliveryView {
     metadata: hooklab_core::metadata::Metadata,
     response_status: u16,
     duplicate_of: Option<DeliveryId>,
+    /// This delivery's duplicates (newest first, at most 100), when it claimed its key first.
+    duplicates: Vec<DeliveryId>,
+    /// The delivery this one replays (its `X-Hooklab-Replay-Of` header), when it is a replay.
+    replay_of: Option<DeliveryId>,
     attempts: Vec<hooklab_core::store::Attempt>,
 }
 
@@ -90,7 +98,30 @@ pub(super) async fn show_event(data: &DataState, text: &str) -> Answer {
         .attempts(id)
         .await
         .map_err(|e| Problem::store(&e))?;
+    let duplicates = if delivery.duplicate_of.is_none() && r_has_key(&delivery) {
+        let filter = DeliveryFilter {
+            duplicate_of: Some(id),
+            limit: Some(100),
+            ..Default::default()
+        };
+        let rows = data
+            .store
+            .list(filter)
+            .await
+            .map_err(|e| Problem::store(&e))?;
+        rows.into_iter().map(|d| d.id).collect()
+    } else {
+        Vec::new()
+    };
     let r = delivery.record;
+    let replay_of = r
+        .headers
+        .iter()
+        .find(|h| {
+            h.name
+                .eq_ignore_ascii_case(hooklab_core::replay::REPLAY_OF_HEADER)
+        })
+        .and_then(|h| h.value_str()?.trim().parse().ok());
     let engine = base64::engine::general_purpose::STANDARD;
     let view = DeliveryView {
         id: delivery.id,
@@ -118,9 +149,46 @@ pub(super) async fn show_event(data: &DataState, text: &str) -> Answer {
         metadata: r.metadata,
         response_status: r.response_status,
         duplicate_of: delivery.duplicate_of,
+        duplicates,
+        replay_of,
         attempts,
     };
     ok(&view)
+}
+
+fn r_has_key(delivery: &hooklab_core::store::Delivery) -> bool {
+    delivery.record.metadata.idempotency_key.is_some()
+}
+
+/// `GET /api/diff?a=ID&b=ID`: two deliveries compared byte by byte.
+pub(super) async fn diff(data: &DataState, query: &str) -> Answer {
+    let p = params(query);
+    let mut sides = Vec::with_capacity(2);
+    for name in ["a", "b"] {
+        let id: DeliveryId = number(&p, name)?
+            .ok_or_else(|| Problem::bad(format!("`{name}` (a delivery id) is required")))?;
+        let delivery = data
+            .store
+            .get(id)
+            .await
+            .map_err(|e| Problem::store(&e))?
+            .ok_or_else(|| Problem::not_found("delivery"))?;
+        sides.push(delivery.record);
+    }
+    // A large body's diff takes CPU time (bounded by the diff's deadline): off the runtime.
+    let diff = tokio::task::spawn_blocking(move || {
+        use hooklab_core::diff::{Request, deliveries};
+        deliveries(Request::of(&sides[0]), Request::of(&sides[1]))
+    })
+    .await
+    .map_err(|e| {
+        Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the diff failed: {e}"),
+        )
+    })?;
+    ok(&diff)
 }
 
 pub(super) async fn raw_body(data: &DataState, text: &str) -> Answer {

@@ -63,6 +63,10 @@ pub(crate) struct SourceInput {
     response_status: Option<u16>,
     /// A delay before answering, to provoke a gateway's timeout and retry (default 0).
     response_delay_ms: Option<u64>,
+    /// Your app's URL (`http://…`): trusted deliveries are forwarded there, with retries and
+    /// the DLQ. Absent or empty: not forwarded (the configuration's global target, if any,
+    /// still applies).
+    forward_to: Option<String>,
 }
 
 /// Every provider, with what it signs and how (for the provider picker).
@@ -161,9 +165,29 @@ pub(super) async fn change_source(data: &DataState, req: Request, editing: Optio
             crate::config::MAX_DELAY_MS
         )));
     }
+    source.forward_to = match input.forward_to.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(url) => {
+            crate::config::check_forward_url(url).map_err(Problem::bad)?;
+            Some(url.to_string())
+        }
+    };
+    if source.forward_to.is_some() && data.forwarding.is_none() {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "no_worker",
+            "this instance runs no outbox worker, so it cannot forward",
+        ));
+    }
+    let changed = source.clone();
     match previous {
         Some(i) => all[i] = source,
         None => all.push(source),
+    }
+    // The worker's route first: a delivery the receiver enqueues under the new settings
+    // finds its route ready.
+    if let Some(forwarding) = &data.forwarding {
+        forwarding.apply(&changed).map_err(Problem::bad)?;
     }
     receiver
         .set_sources(&all)
@@ -195,6 +219,9 @@ pub(super) async fn delete_source(data: &DataState, name: &str) -> Answer {
     receiver
         .set_sources(&all)
         .map_err(|e| Problem::bad(e.to_string()))?;
+    if let Some(forwarding) = &data.forwarding {
+        forwarding.remove(name);
+    }
     managed.retain(|m| m != name);
     save_managed(file, &all, &managed)?;
     ok(&serde_json::json!({ "deleted": name }))

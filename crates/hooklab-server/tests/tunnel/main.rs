@@ -511,3 +511,5 @@ exit 1
     assert!(!reason.contains("SECRET_VALUE"), "{reason}");
     handle.stop().await;
 }
+
+mod control;
