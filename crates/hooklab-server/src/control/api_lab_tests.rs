@@ -157,6 +157,25 @@ async fn lab_actions_become_a_scenario_file() {
         "{toml}"
     );
 
+    let literal = serde_json::json!({"steps": [{"action": "generate", "provider": "stripe",
+                                                "secret": "whsec_never_in_a_file"}]});
+    let (status, answer) = post(&f, "/api/scenario", &literal.to_string()).await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        !answer.to_string().contains("whsec_never_in_a_file"),
+        "{answer}"
+    );
+    let named = serde_json::json!({"steps": [{"action": "generate", "provider": "stripe",
+                                              "secret": "env:STRIPE_WEBHOOK_SECRET"}]});
+    let (status, answer) = post(&f, "/api/scenario", &named.to_string()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer["toml"]
+            .as_str()
+            .unwrap()
+            .contains("secret = \"env:STRIPE_WEBHOOK_SECRET\"")
+    );
+
     let broken = serde_json::json!({"steps": [{"action": "repeat", "of": "nothing"}]});
     let (status, answer) = post(&f, "/api/scenario", &broken.to_string()).await;
     assert_eq!(status, 400);

@@ -100,6 +100,18 @@ pub(crate) struct ScenarioToml {
 /// A list of lab actions (a UI session) written as a scenario file.
 pub(super) async fn scenario(req: Request) -> Answer {
     let scenario: Scenario = read_json(req, "expected a scenario ({\"steps\": […], …})").await?;
+    // A saved file travels (a repository, a CI log): it names secrets, never holds them.
+    if let Some(i) = scenario
+        .steps
+        .iter()
+        .position(|s| s.secret.as_ref().is_some_and(|t| !t.is_env()))
+    {
+        return Err(Problem::bad(format!(
+            "step {}: a scenario file names its secret (`env:VAR`) or a `source`; it never \
+             holds one",
+            i + 1
+        )));
+    }
     let toml = scenario.to_toml().map_err(lab_problem)?;
     ok(&ScenarioToml { toml })
 }

@@ -127,7 +127,7 @@ pub struct Step {
     pub source: Option<String>,
     /// The signing secret (`env:VAR` reads it from the environment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
+    pub secret: Option<SecretText>,
     /// import: the file, relative to the scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -190,6 +190,28 @@ impl Step {
         match &self.name {
             Some(name) => name.clone(),
             None => format!("#{} {}", index + 1, self.action.as_str()),
+        }
+    }
+}
+
+/// A step's `secret` as written: a secret, or `env:VAR`. `Debug` never shows a secret (only
+/// an `env:` name).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct SecretText(pub String);
+
+impl SecretText {
+    /// Whether it names an environment variable rather than holding the secret.
+    pub fn is_env(&self) -> bool {
+        self.0.starts_with("env:")
+    }
+}
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.is_env() {
+            true => write!(f, "SecretText({:?})", self.0),
+            false => f.write_str("SecretText(***)"),
         }
     }
 }

@@ -357,7 +357,11 @@ async fn prepare(ctx: &Context<'_>, index: usize, step: &Step) -> Result<Vec<Out
                 )
             })?;
             let id = step.delivery.unwrap_or_default();
-            let secret = step.secret.as_deref().map(secret_from).transpose()?;
+            let secret = step
+                .secret
+                .as_ref()
+                .map(|s| secret_from(&s.0))
+                .transpose()?;
             let variant = step
                 .variant
                 .as_deref()
@@ -405,7 +409,7 @@ fn signer(
         .or(fallback)
         .ok_or_else(|| LabError::Scenario("no provider to sign for: give `provider`".into()))?;
     let secret = match &step.secret {
-        Some(s) => Some(secret_from(s)?),
+        Some(s) => Some(secret_from(&s.0)?),
         None => source.as_ref().and_then(|s| s.secrets.first().cloned()),
     };
     Ok(Signer {

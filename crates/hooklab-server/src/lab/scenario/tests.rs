@@ -182,3 +182,104 @@ async fn a_step_that_cannot_reach_its_target_fails_the_run() {
     let error = report.steps[0].error.as_deref().unwrap_or_default();
     assert!(error.contains("no answer from"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn imports_and_replays_go_through_a_receiver_and_its_state_machine() {
+    use crate::config::{Config, SourceConfig};
+    use crate::lab::records::StoreRecords;
+    use hooklab_core::secret::Secret;
+    use hooklab_core::store::{DeliveryFilter, Store, sqlite::SqliteStore};
+    use hooklab_core::verdict::Status;
+    use std::sync::Arc;
+
+    const SECRET: &str = "whsec_import";
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("h.db")).unwrap());
+    let source = SourceConfig::new("pay", ProviderId::Stripe, vec![Secret::new(SECRET)]);
+    let config = Config {
+        port: 0,
+        sources: vec![source.clone()],
+        ..Config::default()
+    };
+    let running = crate::runtime::start(config, Arc::clone(&store))
+        .await
+        .unwrap();
+    // A capture signed long ago with another secret (Hooklab's JSON), and a raw body.
+    let created = r#"{"id":"evt_imp_1","type":"payment_intent.created","created":1700000000,"data":{"object":{"id":"pi_imp"}}}"#;
+    let capture = serde_json::json!({
+        "provider": "stripe", "method": "POST",
+        "headers": [["Content-Type", "application/json"], ["Stripe-Signature", "t=1,v1=00"]],
+        "body": created,
+    });
+    std::fs::write(dir.path().join("capture.json"), capture.to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("raw.json"),
+        r#"{"id":"evt_imp_raw","type":"customer.created"}"#,
+    )
+    .unwrap();
+    let scenario = Scenario::from_toml(
+        r#"
+[[steps]]
+action = "import"
+file = "capture.json"
+source = "pay"
+
+[[steps]]
+action = "import"
+file = "raw.json"
+provider = "stripe"
+secret = "whsec_import"
+
+[[steps]]
+action = "replay"
+delivery = 1
+variant = "stale"
+
+[expect]
+status = 200
+final_state = { object = "pi_imp", state = "created" }
+"#,
+    )
+    .unwrap();
+    let mut options =
+        RunOptions::new(Target::parse(&format!("http://{}/pay", running.addr)).unwrap());
+    options.base_dir = Some(dir.path().to_path_buf());
+    options.settle = Some(std::time::Duration::from_secs(10));
+    let records = StoreRecords {
+        store: Arc::clone(&store),
+        sources: vec![source],
+    };
+    let report = run(&scenario, &options, Some(&records), &|_| {}).await;
+    assert!(report.passed, "{report:#?}");
+    let keys: Vec<_> = report
+        .steps
+        .iter()
+        .map(|s| s.sends[0].key.clone())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            Some("evt_imp_1".to_string()),
+            Some("evt_imp_raw".to_string()),
+            Some("evt_imp_1".to_string())
+        ]
+    );
+    let mut listed = store.list(DeliveryFilter::default()).await.unwrap();
+    listed.reverse();
+    let verdicts: Vec<_> = listed
+        .iter()
+        .map(|d| (d.verdict, d.reason.clone()))
+        .collect();
+    assert_eq!(
+        verdicts[0].0,
+        Status::Valid,
+        "the capture was re-signed: {verdicts:?}"
+    );
+    assert_eq!(
+        verdicts[1].0,
+        Status::Valid,
+        "the raw body was signed: {verdicts:?}"
+    );
+    assert_eq!(verdicts[2].0, Status::Invalid, "{verdicts:?}");
+    assert_eq!(verdicts[2].1.as_deref(), Some("timestamp_too_old"));
+}
