@@ -60,24 +60,40 @@ fn a_triggered_event_is_recorded_valid_with_its_type_and_id() {
 
     let sent = trigger_json(
         &db,
-        &["stripe", "payment_intent.succeeded", "--to", &to, "--secret", SECRET],
+        &[
+            "stripe",
+            "payment_intent.succeeded",
+            "--to",
+            &to,
+            "--secret",
+            SECRET,
+        ],
     );
     assert_eq!(sent["status"], 200, "{sent}");
     assert_eq!(sent["event_type"], "payment_intent.succeeded");
     let event_id = sent["event_id"].as_str().expect("an event id");
     assert!(event_id.starts_with("evt_"), "{sent}");
-    assert!(sent["object_id"].as_str().unwrap().starts_with("pi_"), "{sent}");
+    assert!(
+        sent["object_id"].as_str().unwrap().starts_with("pi_"),
+        "{sent}"
+    );
     let recorded = newest(&db);
     assert_eq!(recorded["verdict"], "valid", "{recorded}");
     assert_eq!(recorded["event_type"], "payment_intent.succeeded");
-    assert_eq!(recorded["event_id"], event_id, "the receiver reads the id the CLI announced");
+    assert_eq!(
+        recorded["event_id"], event_id,
+        "the receiver reads the id the CLI announced"
+    );
 
     // Another secret is refused by the receiver: the signature is real.
     let wrong = trigger_json(
         &db,
         &["stripe", "--to", &to, "--secret", "whsec_another_endpoint"],
     );
-    assert_eq!(wrong["status"], 200, "the receiver records, and answers 200");
+    assert_eq!(
+        wrong["status"], 200,
+        "the receiver records, and answers 200"
+    );
     assert_eq!(newest(&db)["verdict"], "invalid");
 }
 
@@ -92,11 +108,28 @@ fn two_triggers_on_one_payment_intent_build_an_out_of_order_timeline() {
     let earlier = format!("--set=created={}", unix_now() - 30);
     let first = trigger_json(
         &db,
-        &["stripe", "payment_intent.succeeded", object, "--to", &to, "--secret", SECRET],
+        &[
+            "stripe",
+            "payment_intent.succeeded",
+            object,
+            "--to",
+            &to,
+            "--secret",
+            SECRET,
+        ],
     );
     let second = trigger_json(
         &db,
-        &["stripe", "payment_intent.created", object, &earlier, "--to", &to, "--secret", SECRET],
+        &[
+            "stripe",
+            "payment_intent.created",
+            object,
+            &earlier,
+            "--to",
+            &to,
+            "--secret",
+            SECRET,
+        ],
     );
     assert_eq!(first["object_id"], "pi_trigger_e2e");
     assert_eq!(second["object_id"], "pi_trigger_e2e");
@@ -139,7 +172,12 @@ fn without_to_the_running_listen_signs_it_with_its_own_secret() {
     // No --to, no --secret: found through the discovery file; the source is the only stripe one.
     let sent = trigger_json(
         &db,
-        &["stripe", "payment_intent.canceled", "--set", "data.object.id=pi_delegated"],
+        &[
+            "stripe",
+            "payment_intent.canceled",
+            "--set",
+            "data.object.id=pi_delegated",
+        ],
     );
     assert_eq!(sent["status"], 200, "{sent}");
     assert_eq!(sent["source"], "pay");
@@ -165,7 +203,14 @@ fn an_unknown_event_type_is_a_usage_error_listing_the_known_ones() {
     let db = dir.path().join("hooklab.db");
     let out = trigger(
         &db,
-        &["stripe", "payment_intent.teleported", "--to", "http://127.0.0.1:9/x", "--secret", SECRET],
+        &[
+            "stripe",
+            "payment_intent.teleported",
+            "--to",
+            "http://127.0.0.1:9/x",
+            "--secret",
+            SECRET,
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -175,7 +220,21 @@ fn an_unknown_event_type_is_a_usage_error_listing_the_known_ones() {
             && err.contains("charge.dispute.created"),
         "{err}"
     );
-    let out = trigger(&db, &["stripe", "--set", "no-equals-sign", "--print", "--secret", SECRET]);
-    assert_eq!(out.status.code(), Some(2), "a bad --set is a usage error too");
+    let out = trigger(
+        &db,
+        &[
+            "stripe",
+            "--set",
+            "no-equals-sign",
+            "--print",
+            "--secret",
+            SECRET,
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a bad --set is a usage error too"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("path=value"));
 }

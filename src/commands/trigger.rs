@@ -33,11 +33,10 @@ pub(crate) fn run(args: TriggerArgs) -> anyhow::Result<ExitCode> {
     }
     let now = UnixMillis::now();
     let salt = format!("{}:{}", std::process::id(), now.0);
-    let event =
-        match templates::generate(provider, args.event.as_deref(), &overrides, now, &salt) {
-            Ok(event) => event,
-            Err(e) => return usage_error(&e),
-        };
+    let event = match templates::generate(provider, args.event.as_deref(), &overrides, now, &salt) {
+        Ok(event) => event,
+        Err(e) => return usage_error(&e),
+    };
     let target = Target::resolve(&args, provider)?;
     let secret = match &args.secret {
         Some(s) => Some(secret_from(s)?),
@@ -253,10 +252,9 @@ fn print_request(event: &TestEvent, signed: &SignedEvent, as_json: bool) -> anyh
 /// POSTs the signed event; the status answered.
 fn send(signed: &SignedEvent) -> anyhow::Result<u16> {
     let (host, port, path) = parse_http_url(&signed.url)?;
-    let mut bytes = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: Hooklab-Trigger\r\n"
-    )
-    .into_bytes();
+    let mut bytes =
+        format!("POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: Hooklab-Trigger\r\n")
+            .into_bytes();
     for (name, value) in &signed.headers {
         bytes.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
     }

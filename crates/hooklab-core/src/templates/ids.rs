@@ -35,7 +35,7 @@ impl Ids {
         out
     }
 
-    fn from_alphabet(&self, label: &str, len: usize, alphabet: &[u8]) -> String {
+    fn chars_of(&self, label: &str, len: usize, alphabet: &[u8]) -> String {
         self.bytes(label, len)
             .into_iter()
             .map(|b| char::from(alphabet[usize::from(b) % alphabet.len()]))
@@ -44,17 +44,17 @@ impl Ids {
 
     /// Letters (both cases) and digits, as in Stripe's ids.
     pub(super) fn alnum(&self, label: &str, len: usize) -> String {
-        self.from_alphabet(label, len, BASE62)
+        self.chars_of(label, len, BASE62)
     }
 
     /// Lower-case letters and digits.
     pub(super) fn lower(&self, label: &str, len: usize) -> String {
-        self.from_alphabet(label, len, LOWER)
+        self.chars_of(label, len, LOWER)
     }
 
     /// Upper-case letters and digits.
     pub(super) fn upper(&self, label: &str, len: usize) -> String {
-        self.from_alphabet(label, len, UPPER)
+        self.chars_of(label, len, UPPER)
     }
 
     /// Lower-case hex.
@@ -76,7 +76,7 @@ impl Ids {
 
     /// A ULID-like tail as Paddle prints it: `01` then 24 lower-case base32 characters.
     pub(super) fn ulid(&self, label: &str) -> String {
-        format!("01{}", self.from_alphabet(label, 24, CROCKFORD))
+        format!("01{}", self.chars_of(label, 24, CROCKFORD))
     }
 
     /// A version-4-shaped UUID.
@@ -100,7 +100,11 @@ mod tests {
     #[test]
     fn shapes_and_determinism() {
         let ids = Ids::new("1700000000000:a".into());
-        assert_eq!(ids.alnum("pi", 24), ids.alnum("pi", 24), "a label is stable");
+        assert_eq!(
+            ids.alnum("pi", 24),
+            ids.alnum("pi", 24),
+            "a label is stable"
+        );
         assert_ne!(ids.alnum("pi", 24), ids.alnum("ch", 24), "labels differ");
         assert_ne!(
             ids.alnum("pi", 24),

@@ -80,10 +80,7 @@ pub(super) fn mercadopago_envelope(body: &Value, c: &Ctx) -> Envelope {
     let request_id = c.ids.uuid("x-request-id");
     Envelope {
         headers: vec![("x-request-id".into(), request_id.clone())],
-        query: Some(format!(
-            "data.id={}&type=payment",
-            query_escape(&data_id)
-        )),
+        query: Some(format!("data.id={}&type=payment", query_escape(&data_id))),
         delivery_id: Some(request_id),
     }
 }
@@ -104,14 +101,7 @@ fn query_escape(text: &str) -> String {
 fn asaas(c: &Ctx, event: &str) -> Value {
     let local = c.brasilia();
     let today = local.date();
-    let date = |d: time::Date| {
-        format!(
-            "{:04}-{:02}-{:02}",
-            d.year(),
-            u8::from(d.month()),
-            d.day()
-        )
-    };
+    let date = |d: time::Date| format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day());
     let days = |n: i64| date(today.saturating_add(time::Duration::days(n)));
     let payment_id = format!("pay_{}", c.ids.lower("payment", 16));
     let invoice = c.ids.lower("invoice", 16);
@@ -123,7 +113,11 @@ fn asaas(c: &Ctx, event: &str) -> Value {
         _ => ("RECEIVED", "PIX"),
     };
     let paid = matches!(status, "RECEIVED" | "CONFIRMED" | "REFUNDED");
-    let due = if status == "OVERDUE" { days(-1) } else { days(3) };
+    let due = if status == "OVERDUE" {
+        days(-1)
+    } else {
+        days(3)
+    };
     let paid_on = |v: Value| if paid { v } else { Value::Null };
     let mut payment = json!({
         "object": "payment",

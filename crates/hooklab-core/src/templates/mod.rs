@@ -301,4 +301,3 @@ pub fn test_event(provider: ProviderId, now: UnixMillis, salt: &str) -> TestEven
         },
     }
 }
-

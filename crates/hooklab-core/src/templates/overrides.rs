@@ -48,7 +48,9 @@ impl Override {
                 .collect(),
             None => self.path.split('.').map(str::to_string).collect(),
         };
-        if self.path.is_empty() || (!self.path.starts_with('/') && segments.iter().any(String::is_empty)) {
+        if self.path.is_empty()
+            || (!self.path.starts_with('/') && segments.iter().any(String::is_empty))
+        {
             return Err(TemplateError::BadPath {
                 path: self.path.clone(),
                 detail: "a dotted path has an empty segment (use a JSON pointer for odd keys)"
@@ -151,8 +153,15 @@ mod tests {
         assert_eq!(Override::parse("a=\"5000\"").unwrap().value, json!("5000"));
         assert_eq!(Override::parse("a=true").unwrap().value, json!(true));
         assert_eq!(Override::parse("a=").unwrap().value, json!(""));
-        assert_eq!(Override::parse("a=x=y").unwrap().value, json!("x=y"), "first `=` splits");
-        assert_eq!(Override::parse("a={\"b\":1}").unwrap().value, json!({"b": 1}));
+        assert_eq!(
+            Override::parse("a=x=y").unwrap().value,
+            json!("x=y"),
+            "first `=` splits"
+        );
+        assert_eq!(
+            Override::parse("a={\"b\":1}").unwrap().value,
+            json!({"b": 1})
+        );
         let err = Override::parse("no-equals").unwrap_err().to_string();
         assert!(err.contains("path=value"), "{err}");
         assert!(Override::parse("=1").is_err(), "empty path");
@@ -160,7 +169,8 @@ mod tests {
 
     #[test]
     fn dotted_paths_and_pointers_set_nested_fields() {
-        let mut body = json!({"data": {"object": {"id": "pi_1", "amount": 1}}, "items": [{"p": 1}]});
+        let mut body =
+            json!({"data": {"object": {"id": "pi_1", "amount": 1}}, "items": [{"p": 1}]});
         set(&mut body, "data.object.amount=5000").unwrap();
         set(&mut body, "/data/object/id=pi_X").unwrap();
         set(&mut body, "items.0.p=2").unwrap();
@@ -178,7 +188,10 @@ mod tests {
     fn bad_paths_say_where_they_fail() {
         let mut body = json!({"data": {"id": "1"}, "items": [1]});
         let err = set(&mut body, "data.id.deeper=1").unwrap_err().to_string();
-        assert!(err.contains("`data.id` is a string, not an object"), "{err}");
+        assert!(
+            err.contains("`data.id` is a string, not an object"),
+            "{err}"
+        );
         let err = set(&mut body, "items.x=1").unwrap_err().to_string();
         assert!(err.contains("not an index"), "{err}");
         let err = set(&mut body, "items.5=1").unwrap_err().to_string();

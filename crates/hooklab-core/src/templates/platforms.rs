@@ -202,7 +202,10 @@ pub(super) fn github_envelope(event: &str, c: &Ctx) -> Envelope {
         headers: vec![
             ("X-GitHub-Event".into(), event.into()),
             ("X-GitHub-Delivery".into(), delivery.clone()),
-            ("X-GitHub-Hook-ID".into(), c.ids.number("hook", 9).to_string()),
+            (
+                "X-GitHub-Hook-ID".into(),
+                c.ids.number("hook", 9).to_string(),
+            ),
             (
                 "X-GitHub-Hook-Installation-Target-Type".into(),
                 "repository".into(),

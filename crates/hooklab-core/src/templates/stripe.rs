@@ -11,7 +11,13 @@ use serde_json::{Value, json};
 pub(super) const TEMPLATES: &[Template] = &[
     Template {
         name: "payment_intent.succeeded",
-        build: |c| event(c, "payment_intent.succeeded", payment_intent(c, "succeeded")),
+        build: |c| {
+            event(
+                c,
+                "payment_intent.succeeded",
+                payment_intent(c, "succeeded"),
+            )
+        },
     },
     Template {
         name: "payment_intent.created",
@@ -26,7 +32,13 @@ pub(super) const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "payment_intent.processing",
-        build: |c| event(c, "payment_intent.processing", payment_intent(c, "processing")),
+        build: |c| {
+            event(
+                c,
+                "payment_intent.processing",
+                payment_intent(c, "processing"),
+            )
+        },
     },
     Template {
         name: "payment_intent.payment_failed",

@@ -42,7 +42,11 @@ fn every_template_signs_and_verifies_and_reads_back_its_metadata() {
             let secret = secret_for(id);
             let Ok(signed) = event.request(&opts, Some(&secret), "http://127.0.0.1:8787/t", NOW)
             else {
-                assert_eq!(id, ProviderId::Discord, "only Ed25519 Discord cannot sign with it");
+                assert_eq!(
+                    id,
+                    ProviderId::Discord,
+                    "only Ed25519 Discord cannot sign with it"
+                );
                 continue;
             };
             let request = signed.raw_request();
@@ -65,32 +69,141 @@ fn every_template_signs_and_verifies_and_reads_back_its_metadata() {
         }
     }
     let total: usize = catalogue().iter().map(|(_, types)| types.len()).sum();
-    assert_eq!(checked, total - 1, "every template but Discord's was checked");
+    assert_eq!(
+        checked,
+        total - 1,
+        "every template but Discord's was checked"
+    );
 }
 
 /// Each payment template, the machine that follows it, and the state it must move to.
 const PAYMENT_TEMPLATES: &[(ProviderId, &str, &str, Option<&str>)] = &[
-    (ProviderId::Stripe, "stripe-payment-intent", "payment_intent.created", Some("created")),
-    (ProviderId::Stripe, "stripe-payment-intent", "payment_intent.requires_action", Some("requires_action")),
-    (ProviderId::Stripe, "stripe-payment-intent", "payment_intent.processing", Some("processing")),
-    (ProviderId::Stripe, "stripe-payment-intent", "payment_intent.payment_failed", Some("payment_failed")),
-    (ProviderId::Stripe, "stripe-payment-intent", "payment_intent.succeeded", Some("succeeded")),
-    (ProviderId::Stripe, "stripe-payment-intent", "payment_intent.canceled", Some("canceled")),
-    (ProviderId::Stripe, "stripe-payment-intent", "charge.refunded", Some("refunded")),
-    (ProviderId::Stripe, "stripe-payment-intent", "charge.dispute.created", Some("disputed")),
-    (ProviderId::Stripe, "stripe-payment-intent", "invoice.paid", None),
-    (ProviderId::Mercadopago, "mercadopago-payment", "payment.created", Some("pending")),
-    (ProviderId::Mercadopago, "mercadopago-payment", "payment.updated", Some("approved")),
-    (ProviderId::Asaas, "asaas-payment", "PAYMENT_CREATED", Some("pending")),
-    (ProviderId::Asaas, "asaas-payment", "PAYMENT_CONFIRMED", Some("confirmed")),
-    (ProviderId::Asaas, "asaas-payment", "PAYMENT_RECEIVED", Some("received")),
-    (ProviderId::Asaas, "asaas-payment", "PAYMENT_OVERDUE", Some("overdue")),
-    (ProviderId::Asaas, "asaas-payment", "PAYMENT_REFUNDED", Some("refunded")),
-    (ProviderId::Wompi, "wompi-transaction", "transaction.updated", Some("approved")),
-    (ProviderId::Paddle, "paddle-transaction", "transaction.created", Some("ready")),
-    (ProviderId::Paddle, "paddle-transaction", "transaction.paid", Some("paid")),
-    (ProviderId::Paddle, "paddle-transaction", "transaction.payment_failed", Some("payment_failed")),
-    (ProviderId::Paddle, "paddle-transaction", "transaction.completed", Some("completed")),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "payment_intent.created",
+        Some("created"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "payment_intent.requires_action",
+        Some("requires_action"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "payment_intent.processing",
+        Some("processing"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "payment_intent.payment_failed",
+        Some("payment_failed"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "payment_intent.succeeded",
+        Some("succeeded"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "payment_intent.canceled",
+        Some("canceled"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "charge.refunded",
+        Some("refunded"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "charge.dispute.created",
+        Some("disputed"),
+    ),
+    (
+        ProviderId::Stripe,
+        "stripe-payment-intent",
+        "invoice.paid",
+        None,
+    ),
+    (
+        ProviderId::Mercadopago,
+        "mercadopago-payment",
+        "payment.created",
+        Some("pending"),
+    ),
+    (
+        ProviderId::Mercadopago,
+        "mercadopago-payment",
+        "payment.updated",
+        Some("approved"),
+    ),
+    (
+        ProviderId::Asaas,
+        "asaas-payment",
+        "PAYMENT_CREATED",
+        Some("pending"),
+    ),
+    (
+        ProviderId::Asaas,
+        "asaas-payment",
+        "PAYMENT_CONFIRMED",
+        Some("confirmed"),
+    ),
+    (
+        ProviderId::Asaas,
+        "asaas-payment",
+        "PAYMENT_RECEIVED",
+        Some("received"),
+    ),
+    (
+        ProviderId::Asaas,
+        "asaas-payment",
+        "PAYMENT_OVERDUE",
+        Some("overdue"),
+    ),
+    (
+        ProviderId::Asaas,
+        "asaas-payment",
+        "PAYMENT_REFUNDED",
+        Some("refunded"),
+    ),
+    (
+        ProviderId::Wompi,
+        "wompi-transaction",
+        "transaction.updated",
+        Some("approved"),
+    ),
+    (
+        ProviderId::Paddle,
+        "paddle-transaction",
+        "transaction.created",
+        Some("ready"),
+    ),
+    (
+        ProviderId::Paddle,
+        "paddle-transaction",
+        "transaction.paid",
+        Some("paid"),
+    ),
+    (
+        ProviderId::Paddle,
+        "paddle-transaction",
+        "transaction.payment_failed",
+        Some("payment_failed"),
+    ),
+    (
+        ProviderId::Paddle,
+        "paddle-transaction",
+        "transaction.completed",
+        Some("completed"),
+    ),
 ];
 
 #[test]
@@ -102,7 +215,12 @@ fn payment_templates_move_their_machine_like_real_events() {
         let secret = secret_for(provider);
         // The body as sent (Wompi's signer adds its checksum and timestamp to it).
         let signed = event
-            .request(&ProviderOptions::default(), Some(&secret), "http://127.0.0.1:1/p", NOW)
+            .request(
+                &ProviderOptions::default(),
+                Some(&secret),
+                "http://127.0.0.1:1/p",
+                NOW,
+            )
             .expect("signs");
         let body: Value = serde_json::from_slice(&signed.body).expect("JSON");
         let metadata = crate::provider::scheme(provider, &ProviderOptions::default())
@@ -120,7 +238,11 @@ fn payment_templates_move_their_machine_like_real_events() {
             .unwrap_or_else(|e| panic!("{provider} {kind} is read by {machine_name}: {e}"));
         assert_eq!(step.state, state, "{provider} {kind}");
         assert_eq!(step.event_type, kind, "{provider} {kind}");
-        assert_eq!(Some(&step.object_id), event.object_id.as_ref(), "{provider} {kind}");
+        assert_eq!(
+            Some(&step.object_id),
+            event.object_id.as_ref(),
+            "{provider} {kind}"
+        );
         if !kind.starts_with("charge.") {
             assert_eq!(
                 metadata.object_id.as_ref(),
@@ -130,7 +252,10 @@ fn payment_templates_move_their_machine_like_real_events() {
         }
         // The provider's own time is `now`, at the precision the provider prints it.
         let lag = NOW.0 - step.provider_time.0;
-        assert!((0..1000).contains(&lag), "{provider} {kind}: provider time {step:?}");
+        assert!(
+            (0..1000).contains(&lag),
+            "{provider} {kind}: provider time {step:?}"
+        );
     }
 }
 
@@ -139,22 +264,49 @@ fn an_object_id_override_makes_an_out_of_order_sequence_on_one_payment() {
     let machine = builtin("stripe-payment-intent").unwrap();
     let same = [Override::parse("data.object.id=pi_X").unwrap()];
     let later = UnixMillis(NOW.0 + 5000);
-    let succeeded =
-        generate(ProviderId::Stripe, Some("payment_intent.succeeded"), &same, later, "1").unwrap();
-    let created =
-        generate(ProviderId::Stripe, Some("payment_intent.created"), &same, NOW, "2").unwrap();
+    let succeeded = generate(
+        ProviderId::Stripe,
+        Some("payment_intent.succeeded"),
+        &same,
+        later,
+        "1",
+    )
+    .unwrap();
+    let created = generate(
+        ProviderId::Stripe,
+        Some("payment_intent.created"),
+        &same,
+        NOW,
+        "2",
+    )
+    .unwrap();
     assert_ne!(succeeded.event_id, created.event_id, "two events");
     assert_eq!(succeeded.object_id.as_deref(), Some("pi_X"));
     assert_eq!(created.object_id.as_deref(), Some("pi_X"));
     let mut object = crate::machine::ObjectState::new(&machine, "pi_X");
     let step = |e: &TestEvent| machine.event_from_body(&body_of(e)).unwrap();
     let rows = object.apply(&machine, step(&succeeded), later);
-    assert_eq!(rows[0].decision, crate::machine::Decision::Parked, "succeeded first waits");
+    assert_eq!(
+        rows[0].decision,
+        crate::machine::Decision::Parked,
+        "succeeded first waits"
+    );
     object.apply(&machine, step(&created), later);
-    assert_eq!(object.state(), Some("succeeded"), "then applies after created");
+    assert_eq!(
+        object.state(),
+        Some("succeeded"),
+        "then applies after created"
+    );
     // A refund names its PaymentIntent in `payment_intent`.
     let refund = [Override::parse("data.object.payment_intent=pi_X").unwrap()];
-    let refunded = generate(ProviderId::Stripe, Some("charge.refunded"), &refund, later, "3").unwrap();
+    let refunded = generate(
+        ProviderId::Stripe,
+        Some("charge.refunded"),
+        &refund,
+        later,
+        "3",
+    )
+    .unwrap();
     assert_eq!(refunded.object_id.as_deref(), Some("pi_X"));
 }
 
@@ -162,29 +314,79 @@ fn an_object_id_override_makes_an_out_of_order_sequence_on_one_payment() {
 fn metadata_headers_and_signed_queries_follow_the_event() {
     let push = generate(ProviderId::Github, Some("push"), &[], NOW, "g").unwrap();
     let header = |e: &TestEvent, name: &str| {
-        e.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+        e.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
     };
     assert_eq!(header(&push, "X-GitHub-Event").as_deref(), Some("push"));
     assert_eq!(push.event_type, "push");
-    assert_eq!(header(&push, "X-GitHub-Delivery"), Some(push.event_id.clone()));
-    assert_eq!(push.object_id, body_of(&push)["after"].as_str().map(str::to_string));
+    assert_eq!(
+        header(&push, "X-GitHub-Delivery"),
+        Some(push.event_id.clone())
+    );
+    assert_eq!(
+        push.object_id,
+        body_of(&push)["after"].as_str().map(str::to_string)
+    );
     let signed = push
-        .request(&ProviderOptions::default(), Some(&Secret::new("s")), "http://h/g", NOW)
+        .request(
+            &ProviderOptions::default(),
+            Some(&Secret::new("s")),
+            "http://h/g",
+            NOW,
+        )
         .unwrap();
-    let events: Vec<_> = signed.headers.iter().filter(|(n, _)| n == "X-GitHub-Event").collect();
-    assert_eq!(events, [&("X-GitHub-Event".to_string(), "push".to_string())], "one, the template's");
+    let events: Vec<_> = signed
+        .headers
+        .iter()
+        .filter(|(n, _)| n == "X-GitHub-Event")
+        .collect();
+    assert_eq!(
+        events,
+        [&("X-GitHub-Event".to_string(), "push".to_string())],
+        "one, the template's"
+    );
 
     let order = generate(ProviderId::Shopify, None, &[], NOW, "s").unwrap();
-    assert_eq!(header(&order, "X-Shopify-Topic").as_deref(), Some("orders/create"));
-    assert_eq!(header(&order, "X-Shopify-Event-Id"), Some(order.event_id.clone()));
-    assert!(order.object_id.as_deref().unwrap().starts_with("gid://shopify/Order/"));
+    assert_eq!(
+        header(&order, "X-Shopify-Topic").as_deref(),
+        Some("orders/create")
+    );
+    assert_eq!(
+        header(&order, "X-Shopify-Event-Id"),
+        Some(order.event_id.clone())
+    );
+    assert!(
+        order
+            .object_id
+            .as_deref()
+            .unwrap()
+            .starts_with("gid://shopify/Order/")
+    );
 
     let set = [Override::parse("data.id=\"98765\"").unwrap()];
-    let mp = generate(ProviderId::Mercadopago, Some("payment.created"), &set, NOW, "m").unwrap();
-    assert_eq!(mp.query.as_deref(), Some("data.id=98765&type=payment"), "the signed query follows");
+    let mp = generate(
+        ProviderId::Mercadopago,
+        Some("payment.created"),
+        &set,
+        NOW,
+        "m",
+    )
+    .unwrap();
+    assert_eq!(
+        mp.query.as_deref(),
+        Some("data.id=98765&type=payment"),
+        "the signed query follows"
+    );
     assert_eq!(mp.object_id.as_deref(), Some("98765"));
     let signed = mp
-        .request(&ProviderOptions::default(), Some(&Secret::new("s")), "http://h/mp", NOW)
+        .request(
+            &ProviderOptions::default(),
+            Some(&Secret::new("s")),
+            "http://h/mp",
+            NOW,
+        )
         .unwrap();
     assert_eq!(signed.url, "http://h/mp?data.id=98765&type=payment");
 
@@ -206,8 +408,14 @@ fn asaas_dates_its_events_in_brasilia_time() {
 
 #[test]
 fn unknown_types_and_bad_overrides_say_what_is_wrong() {
-    let err = generate(ProviderId::Stripe, Some("payment_intent.teleported"), &[], NOW, "e")
-        .unwrap_err();
+    let err = generate(
+        ProviderId::Stripe,
+        Some("payment_intent.teleported"),
+        &[],
+        NOW,
+        "e",
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "unknown_event_type");
     let text = err.to_string();
     assert!(
@@ -234,7 +442,11 @@ fn ids_are_fresh_and_the_catalogue_keeps_the_old_defaults() {
     assert_eq!(body["created"], 1_700_000_000);
     assert_eq!(a.event_type, "payment_intent.succeeded");
     let all = catalogue();
-    assert_eq!(all.len(), ProviderId::ALL.len(), "every provider has test events");
+    assert_eq!(
+        all.len(),
+        ProviderId::ALL.len(),
+        "every provider has test events"
+    );
     let first = |p: ProviderId| all.iter().find(|(id, _)| *id == p).unwrap().1[0];
     assert_eq!(first(ProviderId::Github), "ping");
     assert_eq!(first(ProviderId::Zoom), "hooklab.test");

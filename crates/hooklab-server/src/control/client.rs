@@ -102,7 +102,11 @@ async fn call(
         }
         Ok(value)
     };
-    let limit = if body.is_some() { POST_TIMEOUT } else { TIMEOUT };
+    let limit = if body.is_some() {
+        POST_TIMEOUT
+    } else {
+        TIMEOUT
+    };
     tokio::time::timeout(limit, call)
         .await
         .map_err(|_| unreachable(format!("no answer within {}s", limit.as_secs())))?

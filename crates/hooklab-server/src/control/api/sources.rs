@@ -308,9 +308,8 @@ async fn send_to_receiver(
     body: &[u8],
 ) -> std::io::Result<u16> {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {receiver}\r\nUser-Agent: Hooklab-Test-Event\r\n"
-    );
+    let mut head =
+        format!("POST {path} HTTP/1.1\r\nHost: {receiver}\r\nUser-Agent: Hooklab-Test-Event\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
