@@ -195,6 +195,57 @@ fn without_to_the_running_listen_signs_it_with_its_own_secret() {
     assert_eq!(recorded["verdict"], "valid", "{recorded}");
     assert_eq!(recorded["event_type"], "push");
     assert_eq!(recorded["source"], "gh");
+
+    // The control API refuses an unknown event type with the known ones, as `{code, message}`.
+    let (status, answer) = control_post(
+        &db,
+        "/api/test-event",
+        r#"{"source": "pay", "event_type": "payment_intent.teleported"}"#,
+    );
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(answer["code"], "unknown_event_type");
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .contains("charge.refunded"),
+        "{answer}"
+    );
+    let (status, answer) = control_post(
+        &db,
+        "/api/test-event",
+        r#"{"source": "pay", "overrides": [{"path": "data.object.id.x", "value": 1}]}"#,
+    );
+    assert_eq!(
+        (status, &answer["code"]),
+        (422, &serde_json::json!("bad_path")),
+        "{answer}"
+    );
+}
+
+/// `POST path` to the running instance's control API, authenticated with the token in the
+/// discovery file beside `db`; the status and the JSON answer.
+fn control_post(db: &Path, path: &str, body: &str) -> (u16, serde_json::Value) {
+    use std::io::{Read as _, Write as _};
+    let mut discovery = db.as_os_str().to_os_string();
+    discovery.push(".control.json");
+    let found: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&discovery).expect("the discovery file")).unwrap();
+    let authority = found["url"].as_str().unwrap().trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        found["token"].as_str().unwrap(),
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let json = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, serde_json::from_str(json).unwrap_or_default())
 }
 
 #[test]
