@@ -196,6 +196,11 @@ fn without_to_the_running_listen_signs_it_with_its_own_secret() {
     assert_eq!(recorded["event_type"], "push");
     assert_eq!(recorded["source"], "gh");
 
+    // A named source must be of the provider: a Stripe event is never signed for GitHub's.
+    let out = trigger(&db, &["stripe", "--source", "gh"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`gh` is a github source"));
+
     // The control API refuses an unknown event type with the known ones, as `{code, message}`.
     let (status, answer) = control_post(
         &db,

@@ -125,10 +125,7 @@ impl Target {
             }
             Err(e) => return Err(e.context("give --to URL, or start `hooklab listen`")),
         };
-        let source = match &args.source {
-            Some(name) => name.clone(),
-            None => only_source_of(&instance, provider)?,
-        };
+        let source = source_of(&instance, provider, args.source.as_deref())?;
         let endpoint = format!("{}/{source}", instance.receiver.trim_end_matches('/'));
         Ok(Self {
             db,
@@ -139,13 +136,37 @@ impl Target {
     }
 }
 
-/// The name of the running instance's only source of `provider`.
-fn only_source_of(instance: &Discovery, provider: ProviderId) -> anyhow::Result<String> {
+/// The running instance's source `wanted` (checked to be of `provider`), or its only source
+/// of `provider`.
+fn source_of(
+    instance: &Discovery,
+    provider: ProviderId,
+    wanted: Option<&str>,
+) -> anyhow::Result<String> {
     let answer = runtime()?.block_on(client::get(instance, "/api/sources"))?;
-    let names: Vec<String> = answer
-        .as_array()
-        .into_iter()
-        .flatten()
+    let sources = answer.as_array().cloned().unwrap_or_default();
+    if let Some(name) = wanted {
+        let Some(found) = sources.iter().find(|s| s["name"] == name) else {
+            bail!(
+                "the `hooklab listen` at {} has no source `{name}` (it has: {})",
+                instance.receiver,
+                sources
+                    .iter()
+                    .filter_map(|s| s["name"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        };
+        if found["provider"] != provider.as_str() {
+            bail!(
+                "source `{name}` is a {} source, not {provider}",
+                found["provider"].as_str().unwrap_or("?")
+            );
+        }
+        return Ok(name.to_string());
+    }
+    let names: Vec<String> = sources
+        .iter()
         .filter(|s| s["provider"] == provider.as_str())
         .filter_map(|s| s["name"].as_str().map(str::to_string))
         .collect();
