@@ -6,7 +6,7 @@ mod objects;
 mod reconcile;
 
 pub(crate) use dlq::{DlqActArgs, DlqCommand, DlqListArgs, DlqShowArgs};
-pub(crate) use lab::{InjectArgs, ReplayArgs, UiArgs};
+pub(crate) use lab::{InjectArgs, ReplayArgs, TriggerArgs, UiArgs};
 pub(crate) use objects::{ObjectsArgs, TimelineArgs};
 pub(crate) use reconcile::{ApiArgs, ReconcileArgs};
 
@@ -70,6 +70,9 @@ pub(crate) enum Command {
     /// Send N copies of a recorded delivery: one after another, or as a true concurrent race
     /// (every connection open first, then every request at once).
     Inject(InjectArgs),
+    /// Send a signed test event of a provider and event type (`stripe trigger` for every
+    /// provider), with fields set by --set; `--list` shows the event types.
+    Trigger(TriggerArgs),
 }
 
 #[derive(Debug, Subcommand)]

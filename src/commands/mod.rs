@@ -11,6 +11,7 @@ mod replay;
 pub(crate) mod serve;
 mod sign;
 mod transfer;
+mod trigger;
 mod tunnel;
 mod ui;
 mod verify;
@@ -49,6 +50,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ui(args) => ui::open(args),
         Command::Replay(args) => replay::run(args),
         Command::Inject(args) => replay::inject(args),
+        Command::Trigger(args) => trigger::run(args),
     }
 }
 

@@ -171,7 +171,7 @@ pub(crate) fn inject(args: crate::cli::InjectArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn secret_from(value: &str) -> anyhow::Result<Secret> {
+pub(super) fn secret_from(value: &str) -> anyhow::Result<Secret> {
     match value.strip_prefix("env:") {
         Some(var) => std::env::var(var).map(Secret::new).with_context(|| {
             format!("the environment variable {var} (named by --secret) is not set")
@@ -181,7 +181,7 @@ fn secret_from(value: &str) -> anyhow::Result<Secret> {
 }
 
 /// The first secret of the source as added in the UI (`<db>.sources.toml`), if it is there.
-fn source_secret(db: &std::path::Path, source: &str) -> anyhow::Result<Option<Secret>> {
+pub(super) fn source_secret(db: &std::path::Path, source: &str) -> anyhow::Result<Option<Secret>> {
     let path = hooklab_server::config::sources_file::path_beside(db);
     let sources = hooklab_server::config::sources_file::load(&path)?;
     Ok(sources
@@ -190,7 +190,7 @@ fn source_secret(db: &std::path::Path, source: &str) -> anyhow::Result<Option<Se
         .and_then(|s| s.secrets.into_iter().next()))
 }
 
-fn source_options(
+pub(super) fn source_options(
     db: &std::path::Path,
     source: &str,
 ) -> anyhow::Result<hooklab_core::provider::ProviderOptions> {
@@ -204,7 +204,7 @@ fn source_options(
 }
 
 /// `http://HOST[:PORT]/PATH?QUERY` → (host, port, path-and-query).
-fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
+pub(super) fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
     let Some(rest) = url.strip_prefix("http://") else {
         bail!("--to must be an http:// URL (no TLS client is built in yet), not `{url}`");
     };
@@ -248,9 +248,14 @@ fn http_bytes(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) ->
 
 /// One HTTP/1.1 request; the response's status.
 fn send(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> anyhow::Result<u16> {
+    post_bytes(host, port, &http_bytes(host, port, path, req))
+}
+
+/// Writes one whole HTTP/1.1 request (`Connection: close`); the response's status.
+pub(super) fn post_bytes(host: &str, port: u16, request: &[u8]) -> anyhow::Result<u16> {
     let mut stream = TcpStream::connect((host, port))?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-    stream.write_all(&http_bytes(host, port, path, req))?;
+    stream.write_all(request)?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
     String::from_utf8_lossy(&response)
