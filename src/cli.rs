@@ -7,7 +7,7 @@ mod reconcile;
 mod scenario;
 
 pub(crate) use dlq::{DlqActArgs, DlqCommand, DlqListArgs, DlqShowArgs};
-pub(crate) use lab::{InjectArgs, ReplayArgs, UiArgs};
+pub(crate) use lab::{InjectArgs, ReplayArgs, TriggerArgs, UiArgs};
 pub(crate) use objects::{ObjectsArgs, TimelineArgs};
 pub(crate) use reconcile::{ApiArgs, ReconcileArgs};
 pub(crate) use scenario::{RunArgs, SequenceArgs};
@@ -77,6 +77,9 @@ pub(crate) enum Command {
     Sequence(SequenceArgs),
     /// Run a scenario file (steps and expectations) headless, e.g. in CI; JUnit XML on request.
     Run(RunArgs),
+    /// Send a signed test event of a provider and event type (`stripe trigger` for every
+    /// provider), with fields set by --set; `--list` shows the event types.
+    Trigger(TriggerArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,8 +1,9 @@
-//! The lab's and the UI's grammar: `hooklab replay`, `hooklab inject`, `hooklab ui`
-//! (`sequence` and `run` are in `scenario.rs`).
+//! The lab's and the UI's grammar: `hooklab replay`, `hooklab inject`, `hooklab trigger`,
+//! `hooklab ui` (`sequence` and `run` are in `scenario.rs`).
 
 use super::{DbArg, parse_duration_or_zero};
 use clap::Args;
+use hooklab_core::provider::ProviderId;
 
 #[derive(Debug, Args)]
 #[command(
@@ -73,6 +74,66 @@ pub(crate) struct UiArgs {
     #[command(flatten)]
     pub(crate) db: DbArg,
     /// Print the address (it holds this run's access token) instead of opening a browser.
+    #[arg(long)]
+    pub(crate) print: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  hooklab trigger --list                                  # every provider's event types
+  hooklab trigger stripe payment_intent.succeeded         # to the running `hooklab listen`
+  hooklab trigger stripe payment_intent.created --set data.object.id=pi_X
+  hooklab trigger stripe payment_intent.succeeded --set data.object.id=pi_X \\
+      --set data.object.amount=5000
+  hooklab trigger github push --source gh --json
+  hooklab trigger mercadopago payment.updated --set data.status=rejected
+  hooklab trigger stripe charge.refunded --to http://127.0.0.1:3000/webhooks \\
+      --secret env:STRIPE_WEBHOOK_SECRET
+  hooklab trigger paddle transaction.paid --secret pdl_ntfset_... --print
+
+Without --to the event goes to the running `hooklab listen` of --db (found through the file
+beside the database), at the receiver's /SOURCE path, signed with that source's secret: from
+--secret, the sources added in the UI (<db>.sources.toml), or else by the running instance
+itself. With --to it is signed with --secret (or <db>.sources.toml's secret of --source).
+
+--set PATH=VALUE: PATH is dotted (data.object.id, items.0.price) or a JSON pointer
+(/data/object/id); VALUE is JSON when it parses (5000, true, \"007\") and a string otherwise.
+Setting the object id (data.object.id for Stripe's payment_intent.*, data.object.payment_intent
+for charge.*, data.id for Mercado Pago and Paddle, payment.id for Asaas,
+data.transaction.id for Wompi) makes several triggers hit the same payment, in any order.
+
+Exit status: 0 when the endpoint answered 2xx, 1 otherwise, 2 for an unknown event type or a
+bad --set.")]
+pub(crate) struct TriggerArgs {
+    /// The provider, e.g. stripe, github, mercadopago (`--list` shows all).
+    #[arg(required_unless_present = "list", value_name = "PROVIDER")]
+    pub(crate) provider: Option<ProviderId>,
+    /// The event type, e.g. payment_intent.succeeded [default: the provider's first in --list]
+    #[arg(value_name = "EVENT")]
+    pub(crate) event: Option<String>,
+    /// The source: the receiver's /NAME path, and whose secret signs [default: the running
+    /// listen's only source of PROVIDER; with --to, PROVIDER].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) source: Option<String>,
+    /// The signing secret (may be `env:VAR`).
+    #[arg(long, value_name = "SECRET")]
+    pub(crate) secret: Option<String>,
+    /// Set a field of the body before it is signed. Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub(crate) overrides: Vec<String>,
+    /// Send it here instead (http:// only): another receiver, or your app.
+    #[arg(long, value_name = "URL")]
+    pub(crate) to: Option<String>,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// List the providers and their event types (the first is the default).
+    #[arg(long)]
+    pub(crate) list: bool,
+    /// One JSON object (with --list: an array).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Print the signed request (URL, headers, body) instead of sending it.
     #[arg(long)]
     pub(crate) print: bool,
 }

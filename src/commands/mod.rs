@@ -12,6 +12,7 @@ mod replay;
 pub(crate) mod serve;
 mod sign;
 mod transfer;
+mod trigger;
 mod tunnel;
 mod ui;
 mod verify;
@@ -52,6 +53,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inject(args) => replay::inject(args),
         Command::Sequence(args) => lab::sequence(args),
         Command::Run(args) => lab::run(args),
+        Command::Trigger(args) => trigger::run(args),
     }
 }
 

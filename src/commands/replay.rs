@@ -12,7 +12,10 @@ use hooklab_core::secret::Secret;
 use hooklab_server::inject::{InjectReport, Mode};
 use hooklab_server::lab::records::{SqliteRecords, replay_request};
 use hooklab_server::lab::{Outgoing, Target};
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
 use std::process::ExitCode;
+use std::time::Duration;
 
 pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let variant = match (&args.variant, args.resign) {
@@ -163,11 +166,91 @@ fn print_inject(id: i64, report: &InjectReport) {
     println!("{}", report.oracle.verdict);
 }
 
-pub(crate) fn secret_from(value: &str) -> anyhow::Result<Secret> {
+pub(super) fn secret_from(value: &str) -> anyhow::Result<Secret> {
     match value.strip_prefix("env:") {
         Some(var) => std::env::var(var).map(Secret::new).with_context(|| {
             format!("the environment variable {var} (named by --secret) is not set")
         }),
         None => Ok(Secret::new(value)),
+    }
+}
+
+// `hooklab trigger`'s helpers (its sources, URL and one blocking POST).
+
+/// The first secret of the source as added in the UI (`<db>.sources.toml`), if it is there.
+pub(super) fn source_secret(db: &std::path::Path, source: &str) -> anyhow::Result<Option<Secret>> {
+    let path = hooklab_server::config::sources_file::path_beside(db);
+    let sources = hooklab_server::config::sources_file::load(&path)?;
+    Ok(sources
+        .into_iter()
+        .find(|s| s.name == source)
+        .and_then(|s| s.secrets.into_iter().next()))
+}
+
+pub(super) fn source_options(
+    db: &std::path::Path,
+    source: &str,
+) -> anyhow::Result<hooklab_core::provider::ProviderOptions> {
+    let path = hooklab_server::config::sources_file::path_beside(db);
+    let sources = hooklab_server::config::sources_file::load(&path)?;
+    Ok(sources
+        .into_iter()
+        .find(|s| s.name == source)
+        .map(|s| s.options)
+        .unwrap_or_default())
+}
+
+/// `http://HOST[:PORT]/PATH?QUERY` → (host, port, path-and-query).
+pub(super) fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
+    let Some(rest) = url.strip_prefix("http://") else {
+        bail!("--to must be an http:// URL (no TLS client is built in yet), not `{url}`");
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() => (
+            h.to_string(),
+            p.parse().with_context(|| format!("bad port in `{url}`"))?,
+        ),
+        _ => (authority.to_string(), 80),
+    };
+    if host.is_empty() {
+        bail!("no host in `{url}`");
+    }
+    Ok((host, port, path.to_string()))
+}
+
+/// Writes one whole HTTP/1.1 request (`Connection: close`); the response's status.
+pub(super) fn post_bytes(host: &str, port: u16, request: &[u8]) -> anyhow::Result<u16> {
+    let mut stream = TcpStream::connect((host, port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    stream.write_all(request)?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    String::from_utf8_lossy(&response)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .context("the answer is not HTTP")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_split_and_https_is_refused_with_a_reason() {
+        assert_eq!(
+            parse_http_url("http://127.0.0.1:8787/stripe?x=1").unwrap(),
+            ("127.0.0.1".into(), 8787, "/stripe?x=1".into())
+        );
+        assert_eq!(
+            parse_http_url("http://localhost").unwrap(),
+            ("localhost".into(), 80, "/".into())
+        );
+        let err = parse_http_url("https://x").unwrap_err().to_string();
+        assert!(err.contains("http://"), "{err}");
     }
 }

@@ -5,20 +5,30 @@
 // SDK's own signature. Timestamps are the real current time because the SDKs check tolerance
 // against their own clock (Paddle's is 5 seconds).
 //
+// The second half does the same for `hooklab trigger`: every test-event template of a provider
+// with an official Node SDK, signed by `hooklab trigger --print --json`, must be accepted (and
+// parsed, where the SDK parses) by that SDK.
+//
 // Run: HOOKLAB_BIN=../../target/debug/hooklab node --test test_sdk_node.mjs
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { hmacValidator } from '@adyen/api-library';
+import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods';
 import { Paddle, Environment } from '@paddle/paddle-node-sdk';
 import { WebhooksHelper } from 'square';
+import '@shopify/shopify-api/adapters/node';
+import { ApiVersion, shopifyApi } from '@shopify/shopify-api';
+import { verifyKey as discordVerifyKey } from 'discord-interactions';
 import { Webhook as StandardWebhook, WebhookVerificationError } from 'standardwebhooks';
 import Stripe from 'stripe';
 import twilio from 'twilio';
@@ -275,4 +285,197 @@ test('twilio: hooklab verifies a twilio-node form signature', () => {
   const tampered = Buffer.from(TWILIO_FORM.toString().replace('CallSid=CA42', 'CallSid=CA43'));
   const bad = hooklabVerify('twilio', token, hdrs, tampered, { url: TWILIO_URL });
   assert.ok(!bad.ok, `hooklab accepts a tampered form: ${bad.output}`);
+});
+
+// ---------------------------------------------------------------------------------------------
+// `hooklab trigger`: every template of every provider with an official Node SDK
+// ---------------------------------------------------------------------------------------------
+
+/** The event types `hooklab trigger --list --json` shows for `provider`. */
+function triggerTypes(provider) {
+  const out = spawnSync(HOOKLAB_BIN, ['trigger', '--list', '--json', provider], { encoding: 'utf8' });
+  assert.equal(out.status, 0, `hooklab trigger --list failed: ${out.stderr}`);
+  const [entry] = JSON.parse(out.stdout);
+  assert.ok(entry.event_types.length > 0, `${provider} has templates`);
+  return entry.event_types;
+}
+
+function triggerArgs(provider, event, secret, to, set) {
+  const args = ['trigger', provider, event, `--secret=${secret}`, '--to', to];
+  for (const s of set) args.push(`--set=${s}`);
+  return args;
+}
+
+/** `hooklab trigger P E --print --json`: `{url, headers, body, event_id, event_type, object_id}`. */
+function hooklabTrigger(provider, event, secret, { to, set = [] } = {}) {
+  const url = to ?? `http://127.0.0.1:8787/${provider}`;
+  const out = spawnSync(HOOKLAB_BIN, [...triggerArgs(provider, event, secret, url, set), '--print', '--json'], {
+    encoding: 'utf8',
+  });
+  assert.equal(out.status, 0, `hooklab trigger ${provider} ${event} failed: ${out.stderr}`);
+  const printed = JSON.parse(out.stdout);
+  assert.equal(printed.event_type.length > 0, true);
+  return { ...printed, raw: Buffer.from(printed.body, 'utf8'), stderr: out.stderr };
+}
+
+test('trigger/stripe: stripe-node constructs every template with the id and type hooklab announced', () => {
+  const secret = 'whsec_' + randomBytes(16).toString('hex');
+  for (const type of triggerTypes('stripe')) {
+    const sent = hooklabTrigger('stripe', type, secret);
+    const sig = header(sent, 'Stripe-Signature');
+    const event = stripe.webhooks.constructEvent(sent.raw, sig, secret);
+    assert.equal(event.type, type);
+    assert.equal(event.id, sent.event_id);
+    assert.throws(() => stripe.webhooks.constructEvent(sent.raw, sig, secret + 'x'), /signature/i);
+  }
+});
+
+test('trigger/github: @octokit/webhooks-methods verifies every template; X-GitHub-Event names it', async () => {
+  const secret = randomBytes(16).toString('hex');
+  for (const type of triggerTypes('github')) {
+    const sent = hooklabTrigger('github', type, secret);
+    assert.equal(await octokitVerify(secret, sent.body, header(sent, 'X-Hub-Signature-256')), true, type);
+    assert.equal(header(sent, 'X-GitHub-Event'), type);
+    assert.equal(header(sent, 'X-GitHub-Delivery'), sent.event_id);
+  }
+});
+
+test('trigger/standard-webhooks, supabase: the standardwebhooks SDK verifies every template', () => {
+  const base64 = randomBytes(32).toString('base64');
+  for (const [provider, secret] of [
+    ['standard-webhooks', `whsec_${base64}`],
+    ['supabase', `v1,whsec_${base64}`], // as Supabase shows it; the SDK takes the base64 part
+  ]) {
+    for (const type of triggerTypes(provider)) {
+      const sent = hooklabTrigger(provider, type, secret);
+      const parsed = new StandardWebhook(base64).verify(sent.body, lowerHeaders(sent));
+      assert.equal(parsed.type, sent.event_type);
+      assert.equal(header(sent, 'webhook-id'), sent.event_id);
+    }
+  }
+});
+
+test('trigger/paddle: paddle-node-sdk verifies and unmarshals every transaction template', async () => {
+  const secret = paddleSecret();
+  for (const type of triggerTypes('paddle')) {
+    const sent = hooklabTrigger('paddle', type, secret);
+    const sig = header(sent, 'Paddle-Signature');
+    assert.equal(await paddle.webhooks.isSignatureValid(sent.body, secret, sig), true, type);
+    const event = await paddle.webhooks.unmarshal(sent.body, secret, sig);
+    assert.equal(event.eventType, type);
+    assert.equal(event.eventId, sent.event_id);
+    assert.equal(event.data.id, sent.object_id, 'the SDK reads the transaction hooklab announced');
+    assert.ok(event.data.items.length > 0 && event.data.details.totals.total, 'a full transaction');
+  }
+});
+
+test('trigger/square: WebhooksHelper verifies the template against the URL it was signed for', async () => {
+  const key = randomBytes(16).toString('base64url');
+  for (const type of triggerTypes('square')) {
+    const sent = hooklabTrigger('square', type, key, { to: 'http://127.0.0.1:8787/square?tenant=acme' });
+    const check = (notificationUrl) =>
+      WebhooksHelper.verifySignature({
+        requestBody: sent.body,
+        signatureHeader: header(sent, 'x-square-hmacsha256-signature'),
+        signatureKey: key,
+        notificationUrl,
+      });
+    assert.equal(await check(sent.url), true, type);
+    assert.equal(await check(sent.url.replace('acme', 'other')), false);
+  }
+});
+
+test('trigger/twilio: validateRequestWithBody accepts the template at the URL hooklab signed', () => {
+  const token = randomBytes(16).toString('hex');
+  for (const type of triggerTypes('twilio')) {
+    const sent = hooklabTrigger('twilio', type, token);
+    assert.ok(sent.url.includes('bodySHA256='), `a JSON body is bound through the URL: ${sent.url}`);
+    assert.equal(twilio.validateRequestWithBody(token, header(sent, 'X-Twilio-Signature'), sent.url, sent.body), true);
+  }
+});
+
+test('trigger/linear: @linear/sdk LinearWebhookClient parses every template', () => {
+  const secret = 'lin_wh_' + randomBytes(16).toString('hex');
+  for (const type of triggerTypes('linear')) {
+    const sent = hooklabTrigger('linear', type, secret);
+    const client = new LinearWebhookClient(secret);
+    const payload = client.parseData(sent.raw, header(sent, 'Linear-Signature'));
+    assert.equal(payload.type, type);
+    assert.equal(header(sent, 'Linear-Event'), type);
+    assert.throws(() => new LinearWebhookClient(secret + 'x').parseData(sent.raw, header(sent, 'Linear-Signature')));
+  }
+});
+
+test('trigger/adyen: @adyen/api-library validates every notification item', () => {
+  const key = randomBytes(32).toString('hex').toUpperCase();
+  const validator = new hmacValidator();
+  for (const type of triggerTypes('adyen')) {
+    const sent = hooklabTrigger('adyen', type, key);
+    const items = JSON.parse(sent.body).notificationItems;
+    assert.ok(items.length > 0);
+    for (const { NotificationRequestItem: item } of items) {
+      assert.equal(item.eventCode, type);
+      assert.equal(validator.validateHMAC(item, key), true, type);
+      assert.equal(validator.validateHMAC({ ...item, success: 'false' }, key), false, 'a signed field changed');
+    }
+  }
+});
+
+test('trigger/discord: discord-interactions verifies every template with the public key hooklab names', async () => {
+  const seed = randomBytes(32).toString('hex');
+  for (const type of triggerTypes('discord')) {
+    const sent = hooklabTrigger('discord', type, seed);
+    const publicKey = /public key ([0-9a-f]{64})/.exec(sent.stderr)?.[1];
+    assert.ok(publicKey, `hooklab names the key to configure: ${sent.stderr}`);
+    const sig = header(sent, 'X-Signature-Ed25519');
+    const ts = header(sent, 'X-Signature-Timestamp');
+    assert.equal(await discordVerifyKey(sent.raw, sig, ts, publicKey), true, type);
+    assert.equal(await discordVerifyKey(Buffer.concat([sent.raw, Buffer.from(' ')]), sig, ts, publicKey), false);
+  }
+});
+
+test('trigger/shopify: @shopify/shopify-api validates every template sent by hooklab to a real server', async () => {
+  const secret = randomBytes(16).toString('hex');
+  const shopify = shopifyApi({
+    apiKey: 'hooklab-crosscheck',
+    apiSecretKey: secret,
+    scopes: [],
+    hostName: 'localhost',
+    apiVersion: ApiVersion.October24,
+    isEmbeddedApp: false,
+    logger: { level: 0 },
+  });
+  const seen = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const check = await shopify.webhooks.validate({ rawBody, rawRequest: req, rawResponse: res });
+      seen.push(check);
+      res.statusCode = check.valid ? 200 : 401;
+      res.end();
+    });
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  const to = `http://127.0.0.1:${server.address().port}/shopify`;
+  const run = (args) =>
+    new Promise((done) => execFile(HOOKLAB_BIN, args, (error, stdout, stderr) => done({ error, stdout, stderr })));
+  try {
+    for (const type of triggerTypes('shopify')) {
+      const out = await run([...triggerArgs('shopify', type, secret, to, []), '--json']);
+      assert.equal(out.error, null, `hooklab trigger shopify ${type}: ${out.stderr}${out.stdout}`);
+      const sent = JSON.parse(out.stdout);
+      assert.equal(sent.status, 200);
+      const check = seen.at(-1);
+      assert.equal(check.valid, true, JSON.stringify(check));
+      assert.equal(check.topic, type.toUpperCase().replace('/', '_'));
+      assert.equal(check.webhookId, sent.event_id);
+      const wrong = await run([...triggerArgs('shopify', type, secret + 'x', to, []), '--json']);
+      assert.notEqual(wrong.error, null, 'another secret is refused (401, exit 1)');
+      assert.equal(seen.at(-1).valid, false);
+    }
+  } finally {
+    server.close();
+  }
 });

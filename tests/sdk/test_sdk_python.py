@@ -8,6 +8,10 @@ For every provider whose official SDK is on PyPI:
 * where the SDK can sign, its signature must be accepted by ``hooklab verify`` (the other
   way round) and rejected once the body is tampered with.
 
+The last part does the same for ``hooklab trigger``: every test-event template of a provider
+with an official Python SDK, signed by ``hooklab trigger --print --json``, must be accepted by
+that SDK.
+
 Timestamps are the real current time: the SDKs check tolerance against their own clock
 (Paddle's default is 5 seconds), so each test signs right before it verifies.
 
@@ -472,3 +476,109 @@ def test_paddle_sdk_rejects_stale_hooklab_signature(paddle_checks_time):
     request = PaddleRequest({"Paddle-Signature": header(signed, "Paddle-Signature")}, body)
     assert PaddleVerifier().verify(request, PaddleSecret(secret)) is False
     assert PaddleVerifier(maximum_variance=120).verify(request, PaddleSecret(secret)) is True
+
+
+# --------------------------------------------------------------------------------------------
+# `hooklab trigger`: every template of every provider with an official Python SDK
+# --------------------------------------------------------------------------------------------
+
+
+def trigger_types(provider: str) -> list[str]:
+    """The event types ``hooklab trigger --list --json`` shows for ``provider``."""
+    out = subprocess.run(
+        [HOOKLAB_BIN, "trigger", "--list", "--json", provider], capture_output=True, check=False
+    )
+    assert out.returncode == 0, out.stderr.decode(errors="replace")
+    [entry] = json.loads(out.stdout)
+    assert entry["event_types"], f"{provider} has templates"
+    return entry["event_types"]
+
+
+def hooklab_trigger(provider: str, event: str, secret: str, *, to: str | None = None) -> dict:
+    """``hooklab trigger P E --print --json``: url, headers, body (str), event id/type/object."""
+    to = to or f"http://127.0.0.1:8787/{provider}"
+    args = [HOOKLAB_BIN, "trigger", provider, event, f"--secret={secret}", "--to", to]
+    out = subprocess.run(args + ["--print", "--json"], capture_output=True, check=False)
+    assert out.returncode == 0, f"hooklab trigger failed: {out.stderr.decode(errors='replace')}"
+    printed = json.loads(out.stdout)
+    printed["raw"] = printed["body"].encode("utf-8")
+    return printed
+
+
+@pytest.mark.parametrize("event_type", trigger_types("stripe"))
+def test_trigger_stripe_templates_construct_with_stripe_python(event_type):
+    secret = "whsec_" + secrets.token_hex(16)
+    sent = hooklab_trigger("stripe", event_type, secret)
+    event = stripe.Webhook.construct_event(sent["raw"], header(sent, "Stripe-Signature"), secret)
+    assert event.type == event_type
+    assert event.id == sent["event_id"]
+    with pytest.raises(stripe.SignatureVerificationError):
+        stripe.Webhook.construct_event(sent["raw"], header(sent, "Stripe-Signature"), secret + "x")
+
+
+@pytest.mark.parametrize(
+    "provider,event_type",
+    [(p, t) for p in ("svix", "clerk", "resend") for t in trigger_types(p)],
+)
+def test_trigger_svix_family_templates_verify_with_svix(provider, event_type):
+    secret = svix_secret()
+    sent = hooklab_trigger(provider, event_type, secret)
+    svix.webhooks.Webhook(secret).verify(sent["raw"], headers_of(sent))  # raises on failure
+    assert json.loads(sent["raw"])["type"] == sent["event_type"]
+    assert header(sent, "svix-id") == sent["event_id"]
+    with pytest.raises(WebhookVerificationError):
+        svix.webhooks.Webhook(svix_secret()).verify(sent["raw"], headers_of(sent))
+
+
+@pytest.mark.parametrize(
+    "provider,event_type",
+    [(p, t) for p in ("standard-webhooks", "supabase") for t in trigger_types(p)],
+)
+def test_trigger_standard_webhooks_templates_verify_with_standardwebhooks(provider, event_type):
+    key = base64.b64encode(secrets.token_bytes(32)).decode()
+    # Supabase shows its secret as `v1,whsec_…`; the SDK takes what follows `whsec_`.
+    secret = f"v1,whsec_{key}" if provider == "supabase" else f"whsec_{key}"
+    sent = hooklab_trigger(provider, event_type, secret)
+    parsed = standardwebhooks.Webhook(key).verify(sent["raw"], headers_of(sent))
+    assert parsed["type"] == sent["event_type"]
+    assert header(sent, "webhook-id") == sent["event_id"]
+
+
+@pytest.mark.parametrize("event_type", trigger_types("slack"))
+def test_trigger_slack_templates_verify_with_slack_sdk(event_type):
+    secret = secrets.token_hex(16)
+    sent = hooklab_trigger("slack", event_type, secret)
+    assert SignatureVerifier(secret).is_valid_request(sent["raw"], headers_of(sent))
+    assert json.loads(sent["raw"])["type"] == event_type
+    assert not SignatureVerifier(secret + "x").is_valid_request(sent["raw"], headers_of(sent))
+
+
+@pytest.mark.parametrize("event_type", trigger_types("twilio"))
+def test_trigger_twilio_templates_validate_with_twilio_python(event_type):
+    token = secrets.token_hex(16)
+    sent = hooklab_trigger("twilio", event_type, token)
+    assert "bodySHA256=" in sent["url"], f"a JSON body is bound through the URL: {sent['url']}"
+    sig = header(sent, "X-Twilio-Signature")
+    assert RequestValidator(token).validate(sent["url"], sent["body"], sig)
+    assert not RequestValidator(token).validate(sent["url"], sent["body"] + " ", sig)
+
+
+@pytest.mark.parametrize("event_type", trigger_types("razorpay"))
+def test_trigger_razorpay_templates_verify_with_razorpay(event_type):
+    secret = secrets.token_hex(12)
+    sent = hooklab_trigger("razorpay", event_type, secret)
+    sig = header(sent, "X-Razorpay-Signature")
+    assert razorpay_utility().verify_webhook_signature(sent["body"], sig, secret)
+    assert header(sent, "X-Razorpay-Event-Id") == sent["event_id"]
+
+
+@pytest.mark.parametrize("event_type", trigger_types("paddle"))
+def test_trigger_paddle_templates_verify_with_paddle_python(event_type, paddle_checks_time):
+    secret = paddle_secret()
+    sent = hooklab_trigger("paddle", event_type, secret)
+    request = PaddleRequest({"Paddle-Signature": header(sent, "Paddle-Signature")}, sent["raw"])
+    assert PaddleVerifier().verify(request, PaddleSecret(secret)) is True
+    body = json.loads(sent["raw"])
+    assert body["event_type"] == event_type
+    assert body["data"]["id"] == sent["object_id"]
+    assert PaddleVerifier().verify(request, PaddleSecret(paddle_secret())) is False

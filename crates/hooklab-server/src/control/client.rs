@@ -1,17 +1,21 @@
-//! The CLI's side of the control API: one authenticated `GET` to a running instance found
-//! through its [`Discovery`] file, answering JSON. Plain HTTP on loopback; bounded by a timeout.
+//! The CLI's side of the control API: one authenticated `GET` (or JSON `POST`) to a running
+//! instance found through its [`Discovery`] file, answering JSON. Plain HTTP on loopback;
+//! bounded by a timeout.
 
 use super::discovery::Discovery;
-use axum::http::header::{ACCEPT, AUTHORIZATION};
-use axum::http::{HeaderValue, Request};
+use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use axum::http::{HeaderValue, Method, Request};
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Empty, Limited};
+use http_body_util::{BodyExt as _, Full, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use std::time::Duration;
 
 /// How long one call may take.
 const TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a `POST` may take: sending a test event waits for the receiver's answer, which a
+/// source may delay on purpose.
+const POST_TIMEOUT: Duration = Duration::from_secs(40);
 /// The largest answer read.
 const BODY_CAP: usize = 1024 * 1024;
 
@@ -34,6 +38,24 @@ pub async fn get(
     discovery: &Discovery,
     path: &str,
 ) -> Result<serde_json::Value, ControlClientError> {
+    call(discovery, Method::GET, path, None).await
+}
+
+/// `POST {discovery.url}{path}` with the token and a JSON body; the JSON answer of a 2xx.
+pub async fn post(
+    discovery: &Discovery,
+    path: &str,
+    body: &serde_json::Value,
+) -> Result<serde_json::Value, ControlClientError> {
+    call(discovery, Method::POST, path, Some(body)).await
+}
+
+async fn call(
+    discovery: &Discovery,
+    method: Method,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> Result<serde_json::Value, ControlClientError> {
     let url = format!("{}{path}", discovery.url);
     let unreachable = |reason: String| ControlClientError::Unreachable {
         url: discovery.url.clone(),
@@ -42,10 +64,20 @@ pub async fn get(
     let mut auth = HeaderValue::try_from(format!("Bearer {}", discovery.token.expose()))
         .map_err(|_| ControlClientError::BadAnswer("the token is not a valid header".into()))?;
     auth.set_sensitive(true);
-    let request = Request::get(&url)
+    let payload = match body {
+        Some(value) => Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
+        None => Bytes::new(),
+    };
+    let mut request = Request::builder()
+        .method(method)
+        .uri(&url)
         .header(AUTHORIZATION, auth)
-        .header(ACCEPT, "application/json")
-        .body(Empty::<Bytes>::new())
+        .header(ACCEPT, "application/json");
+    if body.is_some() {
+        request = request.header(CONTENT_TYPE, "application/json");
+    }
+    let request = request
+        .body(Full::new(payload))
         .map_err(|e| unreachable(e.to_string()))?;
     let client = Client::builder(TokioExecutor::new()).build_http();
     let call = async {
@@ -70,7 +102,12 @@ pub async fn get(
         }
         Ok(value)
     };
-    tokio::time::timeout(TIMEOUT, call)
+    let limit = if body.is_some() {
+        POST_TIMEOUT
+    } else {
+        TIMEOUT
+    };
+    tokio::time::timeout(limit, call)
         .await
-        .map_err(|_| unreachable(format!("no answer within {}s", TIMEOUT.as_secs())))?
+        .map_err(|_| unreachable(format!("no answer within {}s", limit.as_secs())))?
 }

@@ -58,8 +58,14 @@ pub(super) struct Timeline {
 #[derive(Serialize, JsonSchema)]
 pub(super) struct TestEventSent {
     pub(super) source: String,
+    /// The event id the receiver records (empty for providers without one, e.g. Wompi).
     pub(super) event_id: String,
+    /// The event type the receiver records.
     pub(super) event_type: String,
+    /// The template it was made from, as `hooklab trigger --list` names it.
+    pub(super) template: String,
+    /// The business object (a payment) the event is about, when it names one.
+    pub(super) object_id: Option<String>,
     /// Signed with the source's first secret (false when the source has none).
     pub(super) signed: bool,
     /// What the receiver answered.

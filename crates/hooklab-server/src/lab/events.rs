@@ -3,118 +3,23 @@
 //! [`Outgoing`] request that knows its idempotency key — the unit a handler must run its side
 //! effect once for.
 //!
-//! Generation goes through [`generate`], the one place that knows how events are made: today
-//! [`templates::test_event`] (one representative event per provider) with the event type and
-//! [`Override`]s applied here; the template catalogue's `templates::generate` replaces its
-//! body when it lands, with the same signature.
+//! Events come from the template catalogue ([`templates::generate`]: a provider's event type,
+//! with [`Override`]s) and are signed by [`TestEvent::request`], the code `hooklab trigger`
+//! and `hooklab sign` use.
 
 use super::{LabError, Target};
 use hooklab_core::clock::UnixMillis;
 use hooklab_core::metadata::Metadata;
-use hooklab_core::provider::{self, ProviderId, ProviderOptions, SignInput};
+use hooklab_core::provider::{self, ProviderId, ProviderOptions};
 use hooklab_core::replay::{self, Original, Variant};
 use hooklab_core::request::{Header, RawRequest};
 use hooklab_core::secret::Secret;
 use hooklab_core::store::Delivery;
+pub use hooklab_core::templates::Override;
 use hooklab_core::templates::{self, TestEvent};
-use serde_json::Value;
 
-/// One change to a generated event's body: a dotted path (`data.object.id`) or a JSON
-/// pointer (`/data/object/id`), and the value to put there.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Override {
-    pub path: String,
-    pub value: Value,
-}
-
-impl Override {
-    /// `path=value`; the value is read as JSON when it is JSON (`2000`, `true`, `{"a":1}`),
-    /// else as a string (`pi_123`).
-    pub fn parse(text: &str) -> Result<Self, LabError> {
-        let (path, value) = text.split_once('=').ok_or_else(|| {
-            LabError::Event(format!(
-                "override `{text}` is not `path=value` (e.g. data.object.id=pi_123)"
-            ))
-        })?;
-        let path = path.trim();
-        if path.is_empty() || path == "/" {
-            return Err(LabError::Event(format!("override `{text}` has no path")));
-        }
-        let value =
-            serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
-        Ok(Self {
-            path: path.to_string(),
-            value,
-        })
-    }
-
-    /// The path as JSON pointer tokens.
-    fn tokens(&self) -> Vec<String> {
-        match self.path.strip_prefix('/') {
-            Some(pointer) => pointer
-                .split('/')
-                .map(|t| t.replace("~1", "/").replace("~0", "~"))
-                .collect(),
-            None => self.path.split('.').map(str::to_string).collect(),
-        }
-    }
-
-    /// Sets the value, creating objects along the path; arrays are indexed by number.
-    fn apply(&self, body: &mut Value) -> Result<(), LabError> {
-        let tokens = self.tokens();
-        let mut at = body;
-        for (i, token) in tokens.iter().enumerate() {
-            let last = i + 1 == tokens.len();
-            if at.is_null() {
-                *at = Value::Object(serde_json::Map::new());
-            }
-            at = match at {
-                Value::Object(map) => {
-                    if last {
-                        map.insert(token.clone(), self.value.clone());
-                        return Ok(());
-                    }
-                    map.entry(token.clone()).or_insert(Value::Null)
-                }
-                Value::Array(items) => {
-                    let slot = token.parse::<usize>().ok().and_then(|n| items.get_mut(n));
-                    let Some(slot) = slot else {
-                        return Err(LabError::Event(format!(
-                            "override `{}`: `{token}` is not an index of the array there",
-                            self.path
-                        )));
-                    };
-                    if last {
-                        *slot = self.value.clone();
-                        return Ok(());
-                    }
-                    slot
-                }
-                _ => {
-                    return Err(LabError::Event(format!(
-                        "override `{}`: `{token}` is inside a value that is not an object",
-                        self.path
-                    )));
-                }
-            };
-        }
-        Ok(())
-    }
-}
-
-/// Where each payment provider's body names its event type (the others keep their one type).
-fn type_pointer(provider: ProviderId) -> Option<&'static str> {
-    match provider {
-        ProviderId::Stripe => Some("/type"),
-        ProviderId::Mercadopago => Some("/action"),
-        ProviderId::Asaas | ProviderId::Wompi => Some("/event"),
-        ProviderId::Paddle => Some("/event_type"),
-        _ => None,
-    }
-}
-
-/// An event of `provider` (of `event_type`, or the provider's representative one), with
-/// `overrides` applied, dated `now`; `salt` keeps ids unique within one millisecond.
+/// An event of `provider` (of `event_type`, or the provider's default one), with `overrides`
+/// applied, dated `now`; `salt` keeps ids unique within one millisecond.
 pub fn generate(
     provider: ProviderId,
     event_type: Option<&str>,
@@ -122,40 +27,8 @@ pub fn generate(
     now: UnixMillis,
     salt: &str,
 ) -> Result<TestEvent, LabError> {
-    let mut event = templates::test_event(provider, now, salt);
-    let mut body: Value = serde_json::from_slice(&event.body)
-        .map_err(|e| LabError::Event(format!("the {provider} template is not JSON: {e}")))?;
-    if let Some(kind) = event_type.filter(|k| *k != event.event_type) {
-        let Some(pointer) = type_pointer(provider) else {
-            return Err(LabError::Event(format!(
-                "{provider} test events are `{}`; other types need the template catalogue",
-                event.event_type
-            )));
-        };
-        Override {
-            path: pointer.to_string(),
-            value: Value::String(kind.to_string()),
-        }
-        .apply(&mut body)?;
-        event.event_type = kind.to_string();
-    }
-    for o in overrides {
-        o.apply(&mut body)?;
-    }
-    event.body = serde_json::to_vec(&body).map_err(|e| LabError::Event(e.to_string()))?;
-    let metadata = metadata_of(
-        provider,
-        &ProviderOptions::default(),
-        "/",
-        &[],
-        &event.body,
-        None,
-    );
-    event.event_id = metadata.event_id.unwrap_or(event.event_id);
-    if let Some(kind) = metadata.event_type {
-        event.event_type = kind;
-    }
-    Ok(event)
+    templates::generate(provider, event_type, overrides, now, salt)
+        .map_err(|e| LabError::Event(e.to_string()))
 }
 
 /// What `provider` reads from a request: event id, type, object, idempotency key.
@@ -195,69 +68,44 @@ pub struct Outgoing {
 }
 
 impl Outgoing {
-    /// `event` of `provider` to `target`, signed at `at` with `secret` (unsigned without one).
+    /// `event` to `target` (plus the provider's query string), signed at `at` with `secret`
+    /// (unsigned without one).
     pub fn signed_event(
-        provider: ProviderId,
         options: &ProviderOptions,
         secret: Option<&Secret>,
         event: &TestEvent,
         target: &Target,
         at: UnixMillis,
     ) -> Result<Self, LabError> {
-        let target = match provider {
-            // Mercado Pago signs `data.id` from the notification URL's query.
-            ProviderId::Mercadopago => {
-                let body: Value = serde_json::from_slice(&event.body).unwrap_or_default();
-                match body.pointer("/data/id") {
-                    Some(Value::String(id)) => target
-                        .with_query_param("data.id", id)
-                        .with_query_param("type", "payment"),
-                    Some(id @ Value::Number(_)) => target
-                        .with_query_param("data.id", &id.to_string())
-                        .with_query_param("type", "payment"),
-                    _ => target.clone(),
-                }
-            }
-            _ => target.clone(),
-        };
-        let mut headers = vec![
-            Header::new("User-Agent", "Hooklab-Lab"),
-            Header::new("Content-Type", event.content_type),
-        ];
-        let mut body = event.body.clone();
-        if let Some(secret) = secret {
-            let mut input = SignInput::new(&event.body, at);
-            input.url = Some(&target.url);
-            input.content_type = Some(event.content_type);
-            let signed = provider::sign(provider, options, secret, &input)
-                .map_err(|e| LabError::Sign(format!("cannot sign a {provider} event: {e}")))?;
-            if let Some(signed_body) = signed.body {
-                body = signed_body;
-            }
-            headers.extend(
-                signed
-                    .headers
-                    .into_iter()
-                    .map(|(name, value)| Header::new(name, value)),
-            );
-        }
+        let provider = event.provider;
+        let signed = event
+            .request(options, secret, &target.url, at)
+            .map_err(|e| LabError::Sign(format!("cannot sign a {provider} event: {e}")))?;
+        let target = Target::parse(&signed.url)?;
+        let mut headers = vec![Header::new("User-Agent", "Hooklab-Lab")];
+        headers.extend(
+            signed
+                .headers
+                .into_iter()
+                .map(|(name, value)| Header::new(name, value)),
+        );
         let metadata = metadata_of(
             provider,
             options,
             &target.path,
             &headers,
-            &body,
+            &signed.body,
             Some(&target.url),
         );
         Ok(Self {
             target,
             method: "POST".into(),
             headers,
-            body,
+            body: signed.body,
             key: metadata.idempotency_key,
             event_type: metadata.event_type,
             object_id: metadata.object_id,
-            signed: secret.is_some(),
+            signed: signed.signed,
         })
     }
 
@@ -390,32 +238,6 @@ mod tests {
     use hooklab_core::verify::{VerifyConfig, verify};
 
     #[test]
-    fn overrides_take_dotted_paths_and_pointers_and_read_json_values() {
-        let mut body = serde_json::json!({"data": {"object": {"id": "pi_1"}}, "list": [1, 2]});
-        for text in [
-            "data.object.id=pi_2",
-            "/data/object/amount=2500",
-            "data.new.deep=true",
-            "list.1={\"a\":1}",
-        ] {
-            Override::parse(text).unwrap().apply(&mut body).unwrap();
-        }
-        assert_eq!(body["data"]["object"]["id"], "pi_2");
-        assert_eq!(
-            body["data"]["object"]["amount"], 2500,
-            "a number, not a string"
-        );
-        assert_eq!(body["data"]["new"]["deep"], true);
-        assert_eq!(body["list"][1]["a"], 1);
-        assert!(Override::parse("no-equals").is_err());
-        assert!(Override::parse("=1").is_err());
-        let into_scalar = Override::parse("data.object.id.x=1").unwrap();
-        assert!(into_scalar.apply(&mut body).is_err(), "not an object there");
-        let out_of_range = Override::parse("list.9=1").unwrap();
-        assert!(out_of_range.apply(&mut body).is_err());
-    }
-
-    #[test]
     fn generated_events_take_a_type_and_overrides_and_keep_their_ids_straight() {
         let now = UnixMillis::from_secs(1_700_000_000);
         let overrides = [
@@ -430,13 +252,16 @@ mod tests {
             "a",
         )
         .unwrap();
-        let body: Value = serde_json::from_slice(&e.body).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&e.body).unwrap();
         assert_eq!(body["type"], "payment_intent.created");
         assert_eq!(body["data"]["object"]["id"], "pi_shared");
         assert_eq!(e.event_id, "evt_fixed", "the id the provider reads back");
         assert_eq!(e.event_type, "payment_intent.created");
-        let err = generate(ProviderId::Github, Some("push"), &[], now, "a").unwrap_err();
-        assert!(err.to_string().contains("catalogue"), "{err}");
+        let err = generate(ProviderId::Stripe, Some("no.such_type"), &[], now, "a").unwrap_err();
+        assert!(
+            err.to_string().contains("payment_intent.created"),
+            "lists the known: {err}"
+        );
     }
 
     #[test]
@@ -453,7 +278,6 @@ mod tests {
         ] {
             let event = generate(provider, None, &[], now, "k").unwrap();
             let out = Outgoing::signed_event(
-                provider,
                 &ProviderOptions::default(),
                 Some(&secret),
                 &event,

@@ -224,7 +224,6 @@ impl Sequence {
             .iter()
             .map(|e| {
                 super::Outgoing::signed_event(
-                    self.provider,
                     options,
                     secret,
                     &e.event,

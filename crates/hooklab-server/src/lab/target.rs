@@ -59,33 +59,6 @@ impl Target {
         format!("{}:{}", self.host, self.port)
     }
 
-    /// The same target with `name=value` added to its query (when `name` is not there yet).
-    pub fn with_query_param(&self, name: &str, value: &str) -> Self {
-        let has = self
-            .path
-            .split_once('?')
-            .is_some_and(|(_, q)| q.split('&').any(|p| p.split('=').next() == Some(name)));
-        if has {
-            return self.clone();
-        }
-        let sep = if self.path.contains('?') { '&' } else { '?' };
-        let encoded: String = value
-            .bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect();
-        let path = format!("{}{sep}{name}={encoded}", self.path);
-        Self {
-            url: format!("http://{}:{}{path}", self.host, self.port),
-            path,
-            ..self.clone()
-        }
-    }
-
     /// One request as HTTP/1.1 bytes: `Host`, then `headers` in order (any `Host`,
     /// `Content-Length`, `Connection` or `Transfer-Encoding` among them left out), then the
     /// body's length and `Connection: close`.
@@ -145,19 +118,6 @@ mod tests {
             Target::parse("http://h/x y").is_err(),
             "no request smuggling"
         );
-    }
-
-    #[test]
-    fn a_query_param_is_added_once_and_encoded() {
-        let t = Target::parse("http://h:1/mp").unwrap();
-        let with = t.with_query_param("data.id", "12 3");
-        assert_eq!(with.path, "/mp?data.id=12%203");
-        assert_eq!(with.url, "http://h:1/mp?data.id=12%203");
-        assert_eq!(with.with_query_param("data.id", "9").path, with.path);
-        let more = Target::parse("http://h:1/mp?type=payment")
-            .unwrap()
-            .with_query_param("data.id", "7");
-        assert_eq!(more.path, "/mp?type=payment&data.id=7");
     }
 
     #[test]

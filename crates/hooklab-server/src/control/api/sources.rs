@@ -253,13 +253,22 @@ fn save_managed(
 #[serde(deny_unknown_fields)]
 pub(crate) struct TestEventRequest {
     source: String,
+    /// The event type, as `hooklab trigger --list` names it (default: the provider's first).
+    #[serde(default)]
+    event_type: Option<String>,
+    /// Fields to set in the body before it is signed (e.g. `data.object.id` = `pi_X`).
+    #[serde(default)]
+    overrides: Vec<hooklab_core::templates::Override>,
 }
 
 /// Signs a test event of the source's provider with its first secret and sends it through
 /// the receiver, so it is recorded, verified, deduplicated and processed like any delivery.
 pub(super) async fn test_event(data: &DataState, req: Request) -> Answer {
-    use hooklab_core::provider::{self, SignInput};
-    let wanted: TestEventRequest = read_json(req, "expected {\"source\": NAME}").await?;
+    let wanted: TestEventRequest = read_json(
+        req,
+        "expected {\"source\": NAME, \"event_type\"?: TYPE, \"overrides\"?: [{\"path\", \"value\"}]}",
+    )
+    .await?;
     let source = data
         .source_configs()
         .into_iter()
@@ -274,29 +283,31 @@ pub(super) async fn test_event(data: &DataState, req: Request) -> Answer {
     })?;
     let now = UnixMillis::now();
     let salt = format!("{}:{}", source.name, now.0);
-    let event = hooklab_core::templates::test_event(source.provider, now, &salt);
+    let event = hooklab_core::templates::generate(
+        source.provider,
+        wanted.event_type.as_deref(),
+        &wanted.overrides,
+        now,
+        &salt,
+    )
+    .map_err(|e| Problem::new(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string()))?;
     let path = format!("/{}", source.name);
-    let url = format!("http://{receiver}{path}");
-    let mut headers: Vec<(String, String)> = Vec::new();
-    let mut sent_body = event.body.clone();
-    if let Some(secret) = source.secrets.first() {
-        let mut input = SignInput::new(&event.body, now);
-        input.url = Some(&url);
-        input.content_type = Some(event.content_type);
-        let signed =
-            provider::sign(source.provider, &source.options, secret, &input).map_err(|e| {
-                Problem::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "cannot_sign",
-                    format!("cannot sign a {} test event: {e}", source.provider),
-                )
-            })?;
-        if let Some(body) = signed.body {
-            sent_body = body;
-        }
-        headers = signed.headers;
-    }
-    let status = send_to_receiver(receiver, &path, event.content_type, &headers, &sent_body)
+    let endpoint = format!("http://{receiver}{path}");
+    let request = event
+        .request(&source.options, source.secrets.first(), &endpoint, now)
+        .map_err(|e| {
+            Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "cannot_sign",
+                format!("cannot sign a {} test event: {e}", source.provider),
+            )
+        })?;
+    let target = request
+        .url
+        .strip_prefix(&format!("http://{receiver}"))
+        .unwrap_or(&path)
+        .to_string();
+    let status = send_to_receiver(receiver, &target, &request.headers, &request.body)
         .await
         .map_err(|e| {
             Problem::new(
@@ -309,7 +320,9 @@ pub(super) async fn test_event(data: &DataState, req: Request) -> Answer {
         source: source.name.clone(),
         event_id: event.event_id,
         event_type: event.event_type,
-        signed: !source.secrets.is_empty(),
+        template: event.template.to_string(),
+        object_id: event.object_id,
+        signed: request.signed,
         status,
     })
 }
@@ -318,15 +331,12 @@ pub(super) async fn test_event(data: &DataState, req: Request) -> Answer {
 async fn send_to_receiver(
     receiver: std::net::SocketAddr,
     path: &str,
-    content_type: &str,
     headers: &[(String, String)],
     body: &[u8],
 ) -> std::io::Result<u16> {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {receiver}\r\nUser-Agent: Hooklab-Test-Event\r\n\
-         Content-Type: {content_type}\r\n"
-    );
+    let mut head =
+        format!("POST {path} HTTP/1.1\r\nHost: {receiver}\r\nUser-Agent: Hooklab-Test-Event\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }

@@ -296,7 +296,6 @@ async fn prepare(ctx: &Context<'_>, index: usize, step: &Step) -> Result<Vec<Out
                 &salt,
             )?;
             let out = Outgoing::signed_event(
-                signer.provider,
                 &signer.options,
                 signer.secret.as_ref(),
                 &event,
