@@ -138,7 +138,7 @@ fn the_ui_lists_deliveries_and_shows_one_with_its_body_as_text() {
     assert!(article.contains("Signature: valid"), "{article}");
     assert!(article.contains("valid Stripe signature"), "{article}");
     assert!(
-        article.contains("First delivery with this key."),
+        article.contains("First delivery with this key; no duplicates so far."),
         "{article}"
     );
     assert!(

@@ -16,6 +16,8 @@ import type {
   SourceInput,
   ProviderInfo,
   TestEventSent,
+  TemplateSet,
+  TemplateOverride,
   TunnelStatus,
   TunnelRequest,
   TunnelStopped,
@@ -143,12 +145,16 @@ export class Api {
     return this.call<{ deleted: string }>(`/api/sources/${encodeURIComponent(name)}`, { method: "DELETE" });
   }
 
-  sendTestEvent(source: string) {
+  sendTestEvent(source: string, eventType?: string, overrides: TemplateOverride[] = []) {
     return this.call<TestEventSent>("/api/test-event", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ source }),
+      body: JSON.stringify({ source, event_type: eventType || undefined, overrides }),
     });
+  }
+
+  templates() {
+    return this.call<TemplateSet[]>("/api/templates");
   }
 
   tunnel() {

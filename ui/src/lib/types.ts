@@ -29,3 +29,5 @@ export type ProviderInfo = Schemas["ProviderInfo"];
 export type DeliveryDiff = Schemas["DeliveryDiff"];
 export type TunnelRequest = Schemas["TunnelRequest"];
 export type TunnelStopped = Schemas["TunnelStopped"];
+export type TemplateSet = Schemas["TemplateSet"];
+export type TemplateOverride = Schemas["Override"];

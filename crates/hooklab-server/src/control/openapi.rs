@@ -390,6 +390,16 @@ pub fn document() -> Value {
         providers,
         "application/json",
     );
+    let templates = b.schema::<Vec<super::api::TemplateSet>>();
+    b.op(
+        "get",
+        "/api/templates",
+        "Every provider's test-event templates (event types; the first is the default)",
+        &[],
+        None,
+        templates,
+        "application/json",
+    );
     let request = b.schema::<TestEventRequest>();
     let sent = b.schema::<TestEventSent>();
     b.op(

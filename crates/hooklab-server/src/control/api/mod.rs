@@ -45,8 +45,10 @@ pub(super) use records::{DeliveryView, HeaderView, Page, Selection};
 use records::{
     list_dlq, list_events, list_keys, list_objects, raw_body, resolve_dlq, show_event, timeline,
 };
-pub(super) use sources::{SourceInput, SourceView, TestEventRequest};
-use sources::{change_source, delete_source, list_providers, list_sources, test_event};
+pub(super) use sources::{SourceInput, SourceView, TemplateSet, TestEventRequest};
+use sources::{
+    change_source, delete_source, list_providers, list_sources, list_templates, test_event,
+};
 #[cfg(test)]
 use stream::sse_message;
 use stream::stream;
@@ -168,6 +170,7 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
         }
         (&Method::DELETE, ["api", "sources", name]) => delete_source(data, &decode(name)).await,
         (&Method::GET, ["api", "providers"]) => list_providers().await,
+        (&Method::GET, ["api", "templates"]) => list_templates().await,
         (&Method::POST, ["api", "test-event"]) => test_event(data, req).await,
         (&Method::POST, ["api", "inject"]) => lab::inject(data, req).await,
         (&Method::POST, ["api", "scenario"]) => lab::scenario(req).await,

@@ -69,6 +69,26 @@ pub(crate) struct SourceInput {
     forward_to: Option<String>,
 }
 
+/// One provider's test-event templates, as `hooklab trigger --list` shows them.
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct TemplateSet {
+    provider: String,
+    /// The event types it can make; the first is the default.
+    event_types: Vec<String>,
+}
+
+/// Every provider's test-event templates (for the UI's trigger form).
+pub(super) async fn list_templates() -> Answer {
+    let sets: Vec<TemplateSet> = hooklab_core::templates::catalogue()
+        .into_iter()
+        .map(|(provider, types)| TemplateSet {
+            provider: provider.as_str().to_string(),
+            event_types: types.into_iter().map(str::to_string).collect(),
+        })
+        .collect();
+    ok(&sets)
+}
+
 /// Every provider, with what it signs and how (for the provider picker).
 pub(super) async fn list_providers() -> Answer {
     ok(&hooklab_core::provider::catalog())
