@@ -261,3 +261,5 @@ mod tests;
 
 #[cfg(test)]
 mod api_tests;
+#[cfg(test)]
+mod capture_tests;

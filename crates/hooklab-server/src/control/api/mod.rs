@@ -12,6 +12,11 @@
 //! - `GET /api/objects?state&machine&limit`, `GET /api/objects/{id}/timeline`.
 //! - `GET /api/dlq?source&limit`; `POST /api/dlq/redrive` and `POST /api/dlq/discard` with
 //!   `{"jobs": [ids]}` or `{"all": true}`.
+//! - `POST /api/import?format&source` — the body is a captured file (HAR, curl, raw HTTP,
+//!   Hooklab JSON, or a provider's event, signed now with the source's secret); each request is
+//!   recorded through the receiver. Answers the new deliveries' ids and verdicts.
+//! - `GET /api/deliveries/{id}/export?format=har|curl|json|http` — one delivery, byte-exact, as
+//!   a download.
 //! - `GET /api/stream` — the events bus as Server-Sent Events, batched: at most one message
 //!   every [`BATCH_EVERY`], each a JSON array, so a flood of deliveries never floods the UI.
 
@@ -33,10 +38,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 
+mod capture;
 mod records;
 mod sources;
 mod stream;
 
+pub(super) use capture::Imported;
 pub(super) use records::{DeliveryView, HeaderView, Page, Selection};
 use records::{
     list_dlq, list_events, list_keys, list_objects, raw_body, resolve_dlq, show_event, timeline,
@@ -154,12 +161,17 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
         }
         (&Method::DELETE, ["api", "sources", name]) => delete_source(data, &decode(name)).await,
         (&Method::GET, ["api", "providers"]) => list_providers().await,
+        (&Method::POST, ["api", "import"]) => capture::import(data, &query, req).await,
+        (&Method::GET, ["api", "deliveries", id, "export"]) => {
+            capture::export(data, id, &query).await
+        }
         (&Method::POST, ["api", "test-event"]) => test_event(data, req).await,
         (
             _,
             [
                 "api",
-                "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event",
+                "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event"
+                | "import" | "deliveries",
                 ..,
             ],
         ) => Err(Problem::new(
