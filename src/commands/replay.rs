@@ -171,7 +171,7 @@ pub(crate) fn inject(args: crate::cli::InjectArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn secret_from(value: &str) -> anyhow::Result<Secret> {
+pub(crate) fn secret_from(value: &str) -> anyhow::Result<Secret> {
     match value.strip_prefix("env:") {
         Some(var) => std::env::var(var).map(Secret::new).with_context(|| {
             format!("the environment variable {var} (named by --secret) is not set")
@@ -204,7 +204,7 @@ fn source_options(
 }
 
 /// `http://HOST[:PORT]/PATH?QUERY` → (host, port, path-and-query).
-fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
+pub(crate) fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
     let Some(rest) = url.strip_prefix("http://") else {
         bail!("--to must be an http:// URL (no TLS client is built in yet), not `{url}`");
     };
@@ -247,7 +247,7 @@ fn http_bytes(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) ->
 }
 
 /// One HTTP/1.1 request; the response's status.
-fn send(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> anyhow::Result<u16> {
+pub(crate) fn send(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> anyhow::Result<u16> {
     let mut stream = TcpStream::connect((host, port))?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     stream.write_all(&http_bytes(host, port, path, req))?;
