@@ -17,10 +17,9 @@ pub(crate) enum ExportKind {
 fn export_kind(s: &str) -> Result<ExportKind, String> {
     match s {
         "jsonl" => Ok(ExportKind::Database),
-        other => other
-            .parse()
-            .map(ExportKind::Deliveries)
-            .map_err(|_| format!("unknown format `{other}` (one of: jsonl, json, har, curl, http)")),
+        other => other.parse().map(ExportKind::Deliveries).map_err(|_| {
+            format!("unknown format `{other}` (one of: jsonl, json, har, curl, http)")
+        }),
     }
 }
 
@@ -74,7 +73,12 @@ pub(crate) struct ImportArgs {
     #[arg(value_name = "FILE")]
     pub(crate) file: Option<PathBuf>,
     /// The file (the older spelling of FILE).
-    #[arg(long = "file", value_name = "FILE", hide = true, conflicts_with = "file")]
+    #[arg(
+        long = "file",
+        value_name = "FILE",
+        hide = true,
+        conflicts_with = "file"
+    )]
     pub(crate) file_flag: Option<PathBuf>,
     /// auto (default), hooklab (a whole-database export), json, har, curl, http or event
     /// (a provider's event JSON).

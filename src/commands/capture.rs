@@ -91,9 +91,13 @@ pub(super) fn import(args: &ImportArgs, bytes: &[u8], base: &Path) -> anyhow::Re
             }
         }
     }
-    let mut config = Config::default();
-    config.sources = sources;
-    runtime()?.block_on(record_all(args, format, &target, config, requests, &name_of))
+    let config = Config {
+        sources,
+        ..Config::default()
+    };
+    runtime()?.block_on(record_all(
+        args, format, &target, config, requests, &name_of,
+    ))
 }
 
 fn unreachable_database() -> anyhow::Result<(Vec<RawRequest>, Option<String>)> {
@@ -110,7 +114,10 @@ fn resolve<'a>(
     detected: Option<ProviderId>,
 ) -> anyhow::Result<&'a SourceConfig> {
     let (name, provider) = match spec.split_once('=') {
-        Some((name, provider)) => (name, Some(provider.parse::<ProviderId>().map_err(anyhow::Error::msg)?)),
+        Some((name, provider)) => (
+            name,
+            Some(provider.parse::<ProviderId>().map_err(anyhow::Error::msg)?),
+        ),
         None => (spec, None),
     };
     let index = match sources.iter().position(|s| s.name == name) {
@@ -294,7 +301,11 @@ fn send_all(
 }
 
 /// `hooklab export --format json|har|curl|http`.
-pub(super) fn export(target: &Target, format: ExportFormat, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn export(
+    target: &Target,
+    format: ExportFormat,
+    args: &ExportArgs,
+) -> anyhow::Result<ExitCode> {
     let deliveries = match target {
         Target::Sqlite(path) => {
             if !path.exists() {
@@ -302,7 +313,11 @@ pub(super) fn export(target: &Target, format: ExportFormat, args: &ExportArgs) -
             }
             let store = hooklab_core::store::sqlite::SqliteStore::open_read_only(path)
                 .with_context(|| format!("cannot open {}", path.display()))?;
-            select(args, |filter| Ok(store.list(&filter)?), |id| Ok(store.get(id)?))?
+            select(
+                args,
+                |filter| Ok(store.list(&filter)?),
+                |id| Ok(store.get(id)?),
+            )?
         }
         Target::Postgres(url) => {
             let rt = runtime()?;

@@ -247,7 +247,12 @@ fn http_bytes(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) ->
 }
 
 /// One HTTP/1.1 request; the response's status.
-pub(crate) fn send(host: &str, port: u16, path: &str, req: &replay::ReplayRequest) -> anyhow::Result<u16> {
+pub(crate) fn send(
+    host: &str,
+    port: u16,
+    path: &str,
+    req: &replay::ReplayRequest,
+) -> anyhow::Result<u16> {
     let mut stream = TcpStream::connect((host, port))?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     stream.write_all(&http_bytes(host, port, path, req))?;

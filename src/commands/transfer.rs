@@ -95,9 +95,7 @@ pub(crate) fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         return import_database(&args.database, &mut whole);
     }
     let mut bytes = first;
-    input
-        .read_to_end(&mut bytes)
-        .context("reading the file")?;
+    input.read_to_end(&mut bytes).context("reading the file")?;
     let base = named
         .and_then(|p| p.parent())
         .map_or_else(PathBuf::new, PathBuf::from);

@@ -61,7 +61,11 @@ pub fn detect_provider(event: &Value) -> Option<ProviderId> {
         return Some(ProviderId::Mercadopago);
     }
     if let Some(name) = s("/event") {
-        let resource = name.split('_').next().unwrap_or_default().to_ascii_lowercase();
+        let resource = name
+            .split('_')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         let upper = name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
         if upper && !resource.is_empty() && event.get(&resource).is_some_and(Value::is_object) {
             return Some(ProviderId::Asaas);
@@ -106,7 +110,12 @@ pub fn wrap(w: Wrap<'_>) -> Result<RawRequest, CaptureError> {
             format!("Hooklab-Import/{}", env!("CARGO_PKG_VERSION")),
         ),
     ];
-    headers.extend(signed.headers.iter().map(|(n, v)| Header::new(n.clone(), v.clone())));
+    headers.extend(
+        signed
+            .headers
+            .iter()
+            .map(|(n, v)| Header::new(n.clone(), v.clone())),
+    );
     let body = signed.body.unwrap_or_else(|| w.body.to_vec());
     let url = signed.url.unwrap_or(url);
     let (path, query) = super::split_url(&url);

@@ -118,13 +118,22 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<RawRequest>, CaptureError> {
     entries
         .iter()
         .enumerate()
-        .map(|(i, e)| request(e).map_err(|detail| CaptureError::new(format!("HAR entry {}", i + 1), detail)))
+        .map(|(i, e)| {
+            request(e).map_err(|detail| CaptureError::new(format!("HAR entry {}", i + 1), detail))
+        })
         .collect()
 }
 
 fn request(entry: &Value) -> Result<RawRequest, String> {
-    if entry.pointer("/_hooklab/bodyRefused").and_then(Value::as_bool) == Some(true) {
-        return Err("its body was not kept (it was over the body limit), so it cannot be imported as sent".into());
+    if entry
+        .pointer("/_hooklab/bodyRefused")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        return Err(
+            "its body was not kept (it was over the body limit), so it cannot be imported as sent"
+                .into(),
+        );
     }
     let request = entry.get("request").ok_or("no `request`")?;
     let method = request
@@ -144,7 +153,11 @@ fn request(entry: &Value) -> Result<RawRequest, String> {
         Some(Value::Array(headers)) => headers
             .iter()
             .enumerate()
-            .filter_map(|(n, h)| header(h).map_err(|e| format!("header {}: {e}", n + 1)).transpose())
+            .filter_map(|(n, h)| {
+                header(h)
+                    .map_err(|e| format!("header {}: {e}", n + 1))
+                    .transpose()
+            })
             .collect::<Result<Vec<_>, _>>()?,
         Some(_) => return Err("`headers` is not an array".into()),
     };

@@ -98,15 +98,23 @@ fn one(input: &[u8], start: usize) -> Result<(RawRequest, usize), Failure> {
             break;
         }
         if text[0] == b' ' || text[0] == b'\t' {
-            return Err((here, "a folded header line (obsolete line folding is not accepted)".into()));
+            return Err((
+                here,
+                "a folded header line (obsolete line folding is not accepted)".into(),
+            ));
         }
-        let colon = text
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or_else(|| (here, format!("header line `{}` has no `:`", String::from_utf8_lossy(text))))?;
+        let colon = text.iter().position(|&b| b == b':').ok_or_else(|| {
+            (
+                here,
+                format!("header line `{}` has no `:`", String::from_utf8_lossy(text)),
+            )
+        })?;
         let name = &text[..colon];
         if name.is_empty() || !name.iter().all(|&b| super::json::is_token_byte(b)) {
-            return Err((here, format!("`{}` is not a header name", String::from_utf8_lossy(name))));
+            return Err((
+                here,
+                format!("`{}` is not a header name", String::from_utf8_lossy(name)),
+            ));
         }
         let value = text[colon + 1..].trim_ascii();
         headers.push(Header::new(String::from_utf8_lossy(name), value));
@@ -121,7 +129,12 @@ fn one(input: &[u8], start: usize) -> Result<(RawRequest, usize), Failure> {
     };
     let (body, next) = body(input, at, &request)?;
     let (path, query) = super::split_url(target);
-    let mut request = RawRequest { path, query, body, ..request };
+    let mut request = RawRequest {
+        path,
+        query,
+        body,
+        ..request
+    };
     request.url = Some(if target.starts_with('/') {
         super::request_url(&request)
     } else {
@@ -148,10 +161,21 @@ fn body(input: &[u8], at: usize, r: &RawRequest) -> Result<(Vec<u8>, usize), Fai
         let n: usize = std::str::from_utf8(first)
             .ok()
             .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| (at, format!("Content-Length `{}` is not a number", String::from_utf8_lossy(first))))?;
+            .ok_or_else(|| {
+                (
+                    at,
+                    format!(
+                        "Content-Length `{}` is not a number",
+                        String::from_utf8_lossy(first)
+                    ),
+                )
+            })?;
         let available = input.len() - at.min(input.len());
         if available < n {
-            return Err((at, format!("Content-Length is {n} but only {available} bytes follow the head")));
+            return Err((
+                at,
+                format!("Content-Length is {n} but only {available} bytes follow the head"),
+            ));
         }
         return Ok((input[at..at + n].to_vec(), at + n));
     }
@@ -173,13 +197,28 @@ fn dechunk(input: &[u8], mut at: usize) -> Result<(Vec<u8>, usize), Failure> {
     let mut body = Vec::new();
     loop {
         let here = at;
-        let (size_line, next) = line(input, at).ok_or((here, "the chunked body ends without its last chunk".to_string()))?;
-        let size_text = size_line.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
+        let (size_line, next) = line(input, at).ok_or((
+            here,
+            "the chunked body ends without its last chunk".to_string(),
+        ))?;
+        let size_text = size_line
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or_default()
+            .trim_ascii();
         let size = std::str::from_utf8(size_text)
             .ok()
             .filter(|s| !s.is_empty())
             .and_then(|s| usize::from_str_radix(s, 16).ok())
-            .ok_or_else(|| (here, format!("`{}` is not a chunk size", String::from_utf8_lossy(size_line))))?;
+            .ok_or_else(|| {
+                (
+                    here,
+                    format!(
+                        "`{}` is not a chunk size",
+                        String::from_utf8_lossy(size_line)
+                    ),
+                )
+            })?;
         at = next;
         if size == 0 {
             // Trailers, up to the blank line (or the end of the file).

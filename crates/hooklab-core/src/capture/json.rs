@@ -75,7 +75,9 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<RawRequest>, CaptureError> {
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| request(item).map_err(|detail| CaptureError::new(format!("delivery {}", i + 1), detail)))
+        .map(|(i, item)| {
+            request(item).map_err(|detail| CaptureError::new(format!("delivery {}", i + 1), detail))
+        })
         .collect()
 }
 
@@ -94,7 +96,9 @@ fn request(item: &Value) -> Result<RawRequest, String> {
     let (path, query, url) = match (text("path"), text("url")) {
         (Some(path), _) => (
             path.to_string(),
-            item.get("query").and_then(Value::as_str).map(str::to_string),
+            item.get("query")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             text("url").map(str::to_string),
         ),
         (None, Some(url)) => {

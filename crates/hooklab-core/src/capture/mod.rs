@@ -76,7 +76,9 @@ impl std::str::FromStr for Format {
             .into_iter()
             .find(|f| f.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown format `{s}` (one of: auto, hooklab, json, har, curl, http, event)")
+                format!(
+                    "unknown format `{s}` (one of: auto, hooklab, json, har, curl, http, event)"
+                )
             })
     }
 }

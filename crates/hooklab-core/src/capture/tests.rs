@@ -66,11 +66,25 @@ fn no_files(path: &str) -> Result<Vec<u8>, String> {
 #[test]
 fn every_export_format_reads_back_to_the_same_request() {
     let body = b"\xff\xfe{\"a\":1}\r\nline two\x00\x01'\"\\$`";
-    let d = delivery(7, "POST", "/pay/hook?a=1&a=2&b=%20", awkward_headers(body.len()), body);
-    for format in [ExportFormat::Json, ExportFormat::Har, ExportFormat::Curl, ExportFormat::Http] {
+    let d = delivery(
+        7,
+        "POST",
+        "/pay/hook?a=1&a=2&b=%20",
+        awkward_headers(body.len()),
+        body,
+    );
+    for format in [
+        ExportFormat::Json,
+        ExportFormat::Har,
+        ExportFormat::Curl,
+        ExportFormat::Http,
+    ] {
         let bytes = export(std::slice::from_ref(&d), format);
         let (detected, capture) = read(&bytes, None, &no_files).unwrap_or_else(|e| {
-            panic!("{format:?} reads back: {e}\n{}", String::from_utf8_lossy(&bytes))
+            panic!(
+                "{format:?} reads back: {e}\n{}",
+                String::from_utf8_lossy(&bytes)
+            )
         });
         let Capture::Requests(requests) = capture else {
             panic!("{format:?} is requests")
@@ -78,9 +92,16 @@ fn every_export_format_reads_back_to_the_same_request() {
         let r = only(requests);
         assert_eq!(detected.as_str(), format.as_str(), "auto-detected");
         assert_eq!(r.body, body, "{format:?}: the body bytes survive");
-        assert_eq!(r.headers, d.record.headers, "{format:?}: headers in order, duplicates kept");
+        assert_eq!(
+            r.headers, d.record.headers,
+            "{format:?}: headers in order, duplicates kept"
+        );
         assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/pay/hook"));
-        assert_eq!(r.query.as_deref(), Some("a=1&a=2&b=%20"), "{format:?}: raw query");
+        assert_eq!(
+            r.query.as_deref(),
+            Some("a=1&a=2&b=%20"),
+            "{format:?}: raw query"
+        );
         assert_eq!(
             r.url.as_deref(),
             Some("http://127.0.0.1:8787/pay/hook?a=1&a=2&b=%20"),
@@ -92,16 +113,30 @@ fn every_export_format_reads_back_to_the_same_request() {
 #[test]
 fn formats_are_told_apart() {
     let cases: [(&[u8], Format); 7] = [
-        (b"{\"hooklab_export\":1,\"schema_version\":4}\n{}", Format::Hooklab),
+        (
+            b"{\"hooklab_export\":1,\"schema_version\":4}\n{}",
+            Format::Hooklab,
+        ),
         (br#"{"log":{"version":"1.2","entries":[]}}"#, Format::Har),
-        (br#"[{"method":"POST","path":"/a","headers":[]}]"#, Format::Json),
+        (
+            br#"[{"method":"POST","path":"/a","headers":[]}]"#,
+            Format::Json,
+        ),
         (br#"{"id":"evt_1","object":"event"}"#, Format::Event),
         (b"# copied\ncurl 'http://x/a' -d 1", Format::Curl),
-        (b"printf '\\000' | curl http://x/a --data-binary @-", Format::Curl),
+        (
+            b"printf '\\000' | curl http://x/a --data-binary @-",
+            Format::Curl,
+        ),
         (b"POST /a HTTP/1.1\nHost: x\n\n", Format::Http),
     ];
     for (bytes, format) in cases {
-        assert_eq!(detect(bytes), Ok(format), "{}", String::from_utf8_lossy(bytes));
+        assert_eq!(
+            detect(bytes),
+            Ok(format),
+            "{}",
+            String::from_utf8_lossy(bytes)
+        );
     }
     for bad in [&b""[..], b"   \n", b"hello world", b"[1,2]", b"{not json"] {
         let e = detect(bad).unwrap_err();
@@ -113,18 +148,32 @@ fn formats_are_told_apart() {
 
 #[test]
 fn events_show_json_imports_with_its_base64_body() {
-    let d = delivery(3, "POST", "/pay", vec![Header::new("A", "1")], &[0, 159, 146, 150]);
+    let d = delivery(
+        3,
+        "POST",
+        "/pay",
+        vec![Header::new("A", "1")],
+        &[0, 159, 146, 150],
+    );
     let shown = json::delivery_value(&d);
     assert_eq!(shown["body"]["base64"], "AJ+Slg==", "not UTF-8: base64");
     let r = only(json::parse(shown.to_string().as_bytes()).unwrap());
     assert_eq!(r.body, [0, 159, 146, 150]);
-    assert_eq!(r.url.as_deref(), Some("http://localhost/pay"), "no Host: localhost");
+    assert_eq!(
+        r.url.as_deref(),
+        Some("http://localhost/pay"),
+        "no Host: localhost"
+    );
     let refused = br#"{"method":"POST","path":"/a","headers":[],"body":"","body_refused":true}"#;
     let e = json::parse(refused).unwrap_err();
     assert_eq!(e.at, "delivery 1");
     assert!(e.detail.contains("not kept"), "{e}");
     let e = json::parse(br#"[{"method":"POST","path":"/a","headers":[]},{"method":"POST","path":"/b","headers":[["X",{"base64":"%%"}]]}]"#).unwrap_err();
-    assert!(e.to_string().starts_with("delivery 2: header 1: bad base64"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("delivery 2: header 1: bad base64"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -142,9 +191,19 @@ fn chrome_and_firefox_hars_are_read() {
     let r = only(har::parse(chrome).unwrap());
     assert_eq!(r.body, [0xff, 0x00, 0x01], "base64 postData decoded");
     let names: Vec<&str> = r.headers.iter().map(|h| h.name.as_str()).collect();
-    assert_eq!(names, ["content-type", "x-a", "x-a"], "pseudo-headers dropped, order kept");
-    assert_eq!((r.path.as_str(), r.query.as_deref()), ("/hooks/stripe", Some("x=1")));
-    assert_eq!(r.url.as_deref(), Some("https://api.example.com/hooks/stripe?x=1"));
+    assert_eq!(
+        names,
+        ["content-type", "x-a", "x-a"],
+        "pseudo-headers dropped, order kept"
+    );
+    assert_eq!(
+        (r.path.as_str(), r.query.as_deref()),
+        ("/hooks/stripe", Some("x=1"))
+    );
+    assert_eq!(
+        r.url.as_deref(),
+        Some("https://api.example.com/hooks/stripe?x=1")
+    );
 
     // Firefox: HTTP/1.1 headers in order, text with params beside it, a GET without postData.
     let firefox = br#"{"log":{"version":"1.2","creator":{"name":"Firefox","version":"128.0"},
@@ -176,8 +235,15 @@ fn raw_http_with_crlf_lf_and_chunked_bodies() {
     let crlf = b"POST /stripe?x=1 HTTP/1.1\r\nHost: h:1\r\nX-A: 1\r\nX-A:  2 \r\nContent-Length: 5\r\n\r\nab\r\ncGET /next HTTP/1.1\r\nHost: h:1\r\n\r\n";
     let rs = http::parse(crlf).unwrap();
     assert_eq!(rs.len(), 2, "two requests back to back");
-    assert_eq!(rs[0].body, b"ab\r\nc", "Content-Length bytes, CRLF inside kept");
-    assert_eq!(rs[0].headers_named("x-a").collect::<Vec<_>>(), [b"1", b"2"], "OWS trimmed");
+    assert_eq!(
+        rs[0].body, b"ab\r\nc",
+        "Content-Length bytes, CRLF inside kept"
+    );
+    assert_eq!(
+        rs[0].headers_named("x-a").collect::<Vec<_>>(),
+        [b"1", b"2"],
+        "OWS trimmed"
+    );
     assert_eq!(rs[0].url.as_deref(), Some("http://h:1/stripe?x=1"));
     assert_eq!((rs[1].method.as_str(), rs[1].body.len()), ("GET", 0));
 
@@ -186,18 +252,44 @@ fn raw_http_with_crlf_lf_and_chunked_bodies() {
     assert_eq!(r.body, b"abc\xff\x00", "chunks joined, LF or CRLF");
 
     let hand_written = b"POST /a HTTP/1.1\nContent-Type: application/json\n\n{\"a\":1}\n";
-    assert_eq!(only(http::parse(hand_written).unwrap()).body, b"{\"a\":1}\n");
+    assert_eq!(
+        only(http::parse(hand_written).unwrap()).body,
+        b"{\"a\":1}\n"
+    );
 
     let absolute = b"POST http://example.com/a?b HTTP/1.1\r\n\r\n";
     let r = only(http::parse(absolute).unwrap());
-    assert_eq!((r.path.as_str(), r.url.as_deref()), ("/a", Some("http://example.com/a?b")));
+    assert_eq!(
+        (r.path.as_str(), r.url.as_deref()),
+        ("/a", Some("http://example.com/a?b"))
+    );
 
     for (bad, at, says) in [
-        (&b"POST /a HTTP/1.1\r\nContent-Length: 10\r\n\r\nshort"[..], "HTTP request 1, line 4", "only 5 bytes"),
-        (b"POST /a HTTP/1.1\r\nX-A: 1\r\n fold\r\n\r\n", "HTTP request 1, line 3", "folded"),
-        (b"POST /a HTTP/1.1\r\nno colon\r\n\r\n", "HTTP request 1, line 2", "no `:`"),
-        (b"GET / HTTP/1.1\n\nPOST /a HTTP/1.1\nTransfer-Encoding: chunked\n\nzz\n", "HTTP request 2, line 6", "chunk size"),
-        (b"POST /a HTTP/1.1\r\nHost: x\r\n", "HTTP request 1, line 3", "blank line"),
+        (
+            &b"POST /a HTTP/1.1\r\nContent-Length: 10\r\n\r\nshort"[..],
+            "HTTP request 1, line 4",
+            "only 5 bytes",
+        ),
+        (
+            b"POST /a HTTP/1.1\r\nX-A: 1\r\n fold\r\n\r\n",
+            "HTTP request 1, line 3",
+            "folded",
+        ),
+        (
+            b"POST /a HTTP/1.1\r\nno colon\r\n\r\n",
+            "HTTP request 1, line 2",
+            "no `:`",
+        ),
+        (
+            b"GET / HTTP/1.1\n\nPOST /a HTTP/1.1\nTransfer-Encoding: chunked\n\nzz\n",
+            "HTTP request 2, line 6",
+            "chunk size",
+        ),
+        (
+            b"POST /a HTTP/1.1\r\nHost: x\r\n",
+            "HTTP request 1, line 3",
+            "blank line",
+        ),
     ] {
         let e = http::parse(bad).unwrap_err();
         assert_eq!(e.at, at, "{e}");
@@ -208,7 +300,12 @@ fn raw_http_with_crlf_lf_and_chunked_bodies() {
 const STRIPE_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 fn verifies(provider: ProviderId, secret: &str, r: &RawRequest, now: UnixMillis) -> bool {
-    verify(&VerifyConfig::new(provider, vec![Secret::new(secret)]), r, now).is_valid()
+    verify(
+        &VerifyConfig::new(provider, vec![Secret::new(secret)]),
+        r,
+        now,
+    )
+    .is_valid()
 }
 
 #[test]
@@ -234,14 +331,23 @@ fn provider_events_are_recognised_wrapped_and_signed_now() {
         now,
     })
     .unwrap();
-    assert_eq!(r.body, stripe, "the event's bytes as given, not re-serialised");
+    assert_eq!(
+        r.body, stripe,
+        "the event's bytes as given, not re-serialised"
+    );
     assert_eq!(r.header_str("content-type"), Some("application/json"));
-    assert!(verifies(ProviderId::Stripe, STRIPE_SECRET, &r, now), "signed now: valid");
+    assert!(
+        verifies(ProviderId::Stripe, STRIPE_SECRET, &r, now),
+        "signed now: valid"
+    );
     assert!(!verifies(ProviderId::Stripe, "whsec_other", &r, now));
 
     let mp = br#"{"action":"payment.updated","api_version":"v1","data":{"id":"123456"},"date_created":"2024-01-10T15:33:30Z","id":12345,"live_mode":false,"type":"payment","user_id":"1"}"#;
     let value: serde_json::Value = serde_json::from_slice(mp).unwrap();
-    assert_eq!(event::detect_provider(&value), Some(ProviderId::Mercadopago));
+    assert_eq!(
+        event::detect_provider(&value),
+        Some(ProviderId::Mercadopago)
+    );
     let r = event::wrap(event::Wrap {
         body: mp,
         provider: ProviderId::Mercadopago,
@@ -251,7 +357,11 @@ fn provider_events_are_recognised_wrapped_and_signed_now() {
         now,
     })
     .unwrap();
-    assert_eq!(r.query.as_deref(), Some("data.id=123456&type=payment"), "MP's query");
+    assert_eq!(
+        r.query.as_deref(),
+        Some("data.id=123456&type=payment"),
+        "MP's query"
+    );
     assert!(verifies(ProviderId::Mercadopago, "mp-secret", &r, now));
 
     let asaas = br#"{"id":"evt_05b7&1","event":"PAYMENT_RECEIVED","payment":{"id":"pay_1"}}"#;
@@ -270,7 +380,10 @@ fn provider_events_are_recognised_wrapped_and_signed_now() {
 
     let unknown: serde_json::Value = serde_json::from_str(r#"{"hello":"world"}"#).unwrap();
     assert_eq!(event::detect_provider(&unknown), None);
-    assert!(read(b"[1]", Some(Format::Event), &no_files).is_err(), "an event is an object");
+    assert!(
+        read(b"[1]", Some(Format::Event), &no_files).is_err(),
+        "an event is an object"
+    );
 }
 
 fn header_strategy() -> impl Strategy<Value = Header> {

@@ -18,12 +18,14 @@ const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 async fn fixture(dir: &std::path::Path) -> ControlServer {
     let store = Arc::new(SqliteStore::open(&dir.join("h.db")).unwrap());
     let (events, _) = broadcast::channel(1024);
-    let mut config = Config::default();
-    config.sources = vec![SourceConfig::new(
-        "pay",
-        ProviderId::Stripe,
-        vec![Secret::new(SECRET)],
-    )];
+    let config = Config {
+        sources: vec![SourceConfig::new(
+            "pay",
+            ProviderId::Stripe,
+            vec![Secret::new(SECRET)],
+        )],
+        ..Config::default()
+    };
     let receiver = Receiver::new(
         &config,
         store.clone(),
@@ -84,24 +86,48 @@ async fn an_event_is_signed_recorded_exported_and_imported_again() {
     );
     let id = first["id"].as_i64().unwrap();
 
-    let (status, head, har) = call(&server, "GET", &format!("/api/deliveries/{id}/export?format=har"), b"").await;
+    let (status, head, har) = call(
+        &server,
+        "GET",
+        &format!("/api/deliveries/{id}/export?format=har"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 200);
-    assert!(head.contains(&format!("filename=\"delivery-{id}.har\"")), "{head}");
+    assert!(
+        head.contains(&format!("filename=\"delivery-{id}.har\"")),
+        "{head}"
+    );
     let requests = hooklab_core::capture::har::parse(&har).unwrap();
-    assert_eq!(requests[0].body, event, "the HAR holds the event's exact bytes");
+    assert_eq!(
+        requests[0].body, event,
+        "the HAR holds the event's exact bytes"
+    );
 
     let (status, _, body) = call(&server, "POST", "/api/import?format=har", &har).await;
     let again = json(&body);
     assert_eq!(status, 200, "{again}");
     let second = &again["imported"][0];
-    assert_eq!(second["verdict"], "valid", "signed a moment ago: still valid");
     assert_eq!(
-        (second["key"]["duplicate"].as_bool(), second["key"]["first_delivery"].as_i64()),
+        second["verdict"], "valid",
+        "signed a moment ago: still valid"
+    );
+    assert_eq!(
+        (
+            second["key"]["duplicate"].as_bool(),
+            second["key"]["first_delivery"].as_i64()
+        ),
         (Some(true), Some(id)),
         "the same event again is a duplicate, by the same idempotency key: {again}"
     );
 
-    let (status, head, curl) = call(&server, "GET", &format!("/api/deliveries/{id}/export?format=curl"), b"").await;
+    let (status, head, curl) = call(
+        &server,
+        "GET",
+        &format!("/api/deliveries/{id}/export?format=curl"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 200);
     assert!(head.contains("text/plain"), "{head}");
     assert!(

@@ -5,8 +5,7 @@
 //! no shape is ever written twice.
 
 use super::api::{
-    DeliveryView, HeaderView, Imported, Page, Selection, SourceInput, SourceView,
-    TestEventRequest,
+    DeliveryView, HeaderView, Imported, Page, Selection, SourceInput, SourceView, TestEventRequest,
 };
 use crate::events::Event;
 use crate::tunnel::TunnelStatus;
@@ -255,7 +254,11 @@ pub fn document() -> Value {
         imported,
         "application/json",
     );
-    if let Some(post) = b.paths.get_mut("/api/import").and_then(|p| p.get_mut("post")) {
+    if let Some(post) = b
+        .paths
+        .get_mut("/api/import")
+        .and_then(|p| p.get_mut("post"))
+    {
         post["requestBody"] = json!({
             "required": true,
             "description": "The file's bytes, as read from disk",

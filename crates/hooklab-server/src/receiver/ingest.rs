@@ -48,16 +48,16 @@ impl Receiver {
         origin: &str,
     ) -> Result<Ingested, IngestError> {
         let received_at = self.0.clock.now();
-        let source_name = source
-            .map_or_else(|| first_segment(&raw.path).to_string(), str::to_string);
+        let source_name =
+            source.map_or_else(|| first_segment(&raw.path).to_string(), str::to_string);
         let configured = self.source(&source_name);
         let received = configured
             .clone()
             .map_or(Received::UnknownSource, Received::Complete);
-        let fallback_host =
-            self.0
-                .local_addr
-                .map_or_else(|| "localhost".to_string(), |a| a.to_string());
+        let fallback_host = self
+            .0
+            .local_addr
+            .map_or_else(|| "localhost".to_string(), |a| a.to_string());
         let host = raw.header_str("host").map(str::to_string);
         let urls = signed_urls(
             self.0.public_url.as_deref(),

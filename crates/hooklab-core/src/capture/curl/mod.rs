@@ -15,12 +15,14 @@
 //! NUL (which no shell argument can carry) is piped from `printf`.
 
 mod shell;
+mod write;
+
+pub use write::{command_line, export};
 
 use super::{CaptureError, ReadFile};
 use crate::request::{Header, RawRequest};
-use crate::store::Delivery;
 use base64::Engine as _;
-use shell::{Word, position, printf, printf_format, quote};
+use shell::{Word, position, printf};
 
 /// Whether the text starts (after comments and blank lines) with a curl command, or a printf
 /// piped into one.
@@ -112,21 +114,78 @@ struct Args {
 
 /// Options that take no value and do not change the request.
 const FLAGS: &[&str] = &[
-    "compressed", "silent", "show-error", "include", "verbose", "insecure", "location",
-    "location-trusted", "fail", "fail-with-body", "globoff", "http1.0", "http1.1", "http2",
-    "http2-prior-knowledge", "http3", "no-buffer", "progress-bar", "raw", "tcp-nodelay",
-    "no-keepalive", "ipv4", "ipv6", "path-as-is", "ssl-no-revoke", "tlsv1", "tlsv1.0",
-    "tlsv1.1", "tlsv1.2", "tlsv1.3", "no-progress-meter", "remote-name", "remote-header-name",
-    "no-alpn", "no-npn", "styled-output", "no-styled-output",
+    "compressed",
+    "silent",
+    "show-error",
+    "include",
+    "verbose",
+    "insecure",
+    "location",
+    "location-trusted",
+    "fail",
+    "fail-with-body",
+    "globoff",
+    "http1.0",
+    "http1.1",
+    "http2",
+    "http2-prior-knowledge",
+    "http3",
+    "no-buffer",
+    "progress-bar",
+    "raw",
+    "tcp-nodelay",
+    "no-keepalive",
+    "ipv4",
+    "ipv6",
+    "path-as-is",
+    "ssl-no-revoke",
+    "tlsv1",
+    "tlsv1.0",
+    "tlsv1.1",
+    "tlsv1.2",
+    "tlsv1.3",
+    "no-progress-meter",
+    "remote-name",
+    "remote-header-name",
+    "no-alpn",
+    "no-npn",
+    "styled-output",
+    "no-styled-output",
 ];
 const SHORT_FLAGS: &[u8] = b"sSivkLfgN46#0OJR";
 /// Options that take a value that does not change the request.
 const IGNORED: &[&str] = &[
-    "output", "max-time", "connect-timeout", "retry", "retry-delay", "retry-max-time",
-    "proxy", "proxy-user", "cert", "cacert", "capath", "key", "resolve", "connect-to",
-    "write-out", "limit-rate", "interface", "cookie-jar", "dump-header", "trace",
-    "trace-ascii", "max-redirs", "expect100-timeout", "keepalive-time", "unix-socket",
-    "abstract-unix-socket", "cert-type", "key-type", "pass", "ciphers", "stderr",
+    "output",
+    "max-time",
+    "connect-timeout",
+    "retry",
+    "retry-delay",
+    "retry-max-time",
+    "proxy",
+    "proxy-user",
+    "cert",
+    "cacert",
+    "capath",
+    "key",
+    "resolve",
+    "connect-to",
+    "write-out",
+    "limit-rate",
+    "interface",
+    "cookie-jar",
+    "dump-header",
+    "trace",
+    "trace-ascii",
+    "max-redirs",
+    "expect100-timeout",
+    "keepalive-time",
+    "unix-socket",
+    "abstract-unix-socket",
+    "cert-type",
+    "key-type",
+    "pass",
+    "ciphers",
+    "stderr",
 ];
 const SHORT_IGNORED: &[u8] = b"omxEwcDyYz";
 
@@ -195,11 +254,13 @@ impl Args {
                             )
                         });
                     }
-                    files(&path).map_err(|e| CaptureError::new(at(input, w), format!("@{path}: {e}")))
+                    files(&path)
+                        .map_err(|e| CaptureError::new(at(input, w), format!("@{path}: {e}")))
                 };
                 match option.as_str() {
                     "X" | "request" => {
-                        args.method = Some(String::from_utf8_lossy(&value("a method")?.0).into_owned());
+                        args.method =
+                            Some(String::from_utf8_lossy(&value("a method")?.0).into_owned());
                     }
                     "H" | "header" => {
                         let (v, w) = value("a header")?;
@@ -238,10 +299,12 @@ impl Args {
                     }
                     "url" => {
                         let (v, w) = value("a URL")?;
-                        args.urls.push((String::from_utf8_lossy(&v).into_owned(), w.offset));
+                        args.urls
+                            .push((String::from_utf8_lossy(&v).into_owned(), w.offset));
                     }
                     "A" | "user-agent" => {
-                        args.implied.push(Header::new("User-Agent", value("a user agent")?.0));
+                        args.implied
+                            .push(Header::new("User-Agent", value("a user agent")?.0));
                     }
                     "b" | "cookie" => {
                         let (v, w) = value("cookies")?;
@@ -257,27 +320,37 @@ impl Args {
                     "u" | "user" => {
                         let credentials = base64::engine::general_purpose::STANDARD
                             .encode(value("user:password")?.0);
-                        args.implied.push(Header::new(
-                            "Authorization",
-                            format!("Basic {credentials}"),
-                        ));
+                        args.implied
+                            .push(Header::new("Authorization", format!("Basic {credentials}")));
                     }
                     "G" | "get" => args.get = true,
                     "I" | "head" => args.head = true,
                     "F" | "form" | "form-string" | "T" | "upload-file" | "K" | "config" => {
                         return Err(CaptureError::new(
                             at(input, word),
-                            format!("`{arg}` is not supported (no multipart forms, uploads or config files)"),
+                            format!(
+                                "`{arg}` is not supported (no multipart forms, uploads or config files)"
+                            ),
                         ));
                     }
-                    o if FLAGS.contains(&o) || (o.len() == 1 && SHORT_FLAGS.contains(&o.as_bytes()[0])) => {}
-                    o if IGNORED.contains(&o) || (o.len() == 1 && SHORT_IGNORED.contains(&o.as_bytes()[0])) => {
+                    o if FLAGS.contains(&o)
+                        || (o.len() == 1 && SHORT_FLAGS.contains(&o.as_bytes()[0])) => {}
+                    o if IGNORED.contains(&o)
+                        || (o.len() == 1 && SHORT_IGNORED.contains(&o.as_bytes()[0])) =>
+                    {
                         value("a value")?;
                     }
                     _ => {
                         return Err(CaptureError::new(
                             at(input, word),
-                            format!("unknown curl option `{}`", if arg.starts_with("--") { arg.clone() } else { format!("-{option}") }),
+                            format!(
+                                "unknown curl option `{}`",
+                                if arg.starts_with("--") {
+                                    arg.clone()
+                                } else {
+                                    format!("-{option}")
+                                }
+                            ),
                         ));
                     }
                 }
@@ -291,7 +364,10 @@ impl Args {
             [one] => one.clone(),
             [] => return Err(CaptureError::new(at(input, program), "no URL")),
             [_, (second, offset), ..] => {
-                let w = Word { bytes: Vec::new(), offset: *offset };
+                let w = Word {
+                    bytes: Vec::new(),
+                    offset: *offset,
+                };
                 return Err(CaptureError::new(
                     at(input, &w),
                     format!("a second URL (`{second}`): one request per command"),
@@ -310,8 +386,14 @@ impl Args {
         };
         let (path, query) = super::split_url(&url);
         if url.is_empty() {
-            let w = Word { bytes: Vec::new(), offset };
-            return Err(CaptureError::new(at(input, &w), format!("`{url}` is not a URL")));
+            let w = Word {
+                bytes: Vec::new(),
+                offset,
+            };
+            return Err(CaptureError::new(
+                at(input, &w),
+                format!("`{url}` is not a URL"),
+            ));
         }
         let method = match (&self.method, self.head, self.get, has_data) {
             (Some(m), ..) => m.clone(),
@@ -320,17 +402,26 @@ impl Args {
             _ => "GET".into(),
         };
         if method.is_empty() || !method.bytes().all(super::json::is_token_byte) {
-            return Err(CaptureError::new(at(input, program), format!("`{method}` is not an HTTP method")));
+            return Err(CaptureError::new(
+                at(input, program),
+                format!("`{method}` is not an HTTP method"),
+            ));
         }
         let named = |name: &str, headers: &[(String, Option<Vec<u8>>)]| {
             headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
         };
         if self.json {
-            for (name, value) in [("Content-Type", "application/json"), ("Accept", "application/json")] {
+            for (name, value) in [
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json"),
+            ] {
                 self.implied.push(Header::new(name, value));
             }
         } else if has_data && !self.get {
-            self.implied.push(Header::new("Content-Type", "application/x-www-form-urlencoded"));
+            self.implied.push(Header::new(
+                "Content-Type",
+                "application/x-www-form-urlencoded",
+            ));
         }
         let mut headers: Vec<Header> = self
             .headers
@@ -338,19 +429,39 @@ impl Args {
             .filter_map(|(n, v)| v.as_ref().map(|v| Header::new(n.clone(), v.clone())))
             .collect();
         for h in self.implied {
-            if !named(&h.name, &self.headers) && !headers.iter().any(|x| x.name.eq_ignore_ascii_case(&h.name)) {
+            if !named(&h.name, &self.headers)
+                && !headers.iter().any(|x| x.name.eq_ignore_ascii_case(&h.name))
+            {
                 headers.push(h);
             }
         }
-        let absolute = if url.contains("://") { url.clone() } else { format!("http://{url}") };
-        Ok(RawRequest { method, path, query, headers, body, url: Some(absolute) })
+        let absolute = if url.contains("://") {
+            url.clone()
+        } else {
+            format!("http://{url}")
+        };
+        Ok(RawRequest {
+            method,
+            path,
+            query,
+            headers,
+            body,
+            url: Some(absolute),
+        })
     }
 }
 
 /// `-H 'Name: value'` → (name, Some(value)); `Name:` → suppressed; `Name;` → empty.
-fn header(input: &[u8], value: &[u8], word: &Word) -> Result<(String, Option<Vec<u8>>), CaptureError> {
+fn header(
+    input: &[u8],
+    value: &[u8],
+    word: &Word,
+) -> Result<(String, Option<Vec<u8>>), CaptureError> {
     if value.starts_with(b"@") {
-        return Err(CaptureError::new(at(input, word), "`-H @FILE` is not supported: give each header"));
+        return Err(CaptureError::new(
+            at(input, word),
+            "`-H @FILE` is not supported: give each header",
+        ));
     }
     let split = value.iter().position(|&b| b == b':' || b == b';');
     let Some(split) = split else {
@@ -361,17 +472,26 @@ fn header(input: &[u8], value: &[u8], word: &Word) -> Result<(String, Option<Vec
     };
     let name = String::from_utf8_lossy(value[..split].trim_ascii()).into_owned();
     if name.is_empty() || !name.bytes().all(super::json::is_token_byte) {
-        return Err(CaptureError::new(at(input, word), format!("`{name}` is not a header name")));
+        return Err(CaptureError::new(
+            at(input, word),
+            format!("`{name}` is not a header name"),
+        ));
     }
     let rest = &value[split + 1..];
     if value[split] == b';' {
         return if rest.trim_ascii().is_empty() {
             Ok((name, Some(Vec::new())))
         } else {
-            Err(CaptureError::new(at(input, word), format!("header `{name}` has no `:`")))
+            Err(CaptureError::new(
+                at(input, word),
+                format!("header `{name}` has no `:`"),
+            ))
         };
     }
-    let start = rest.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(rest.len());
+    let start = rest
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(rest.len());
     let rest = &rest[start..];
     if rest.is_empty() {
         return Ok((name, None));
@@ -404,67 +524,6 @@ fn urlencode_arg(
         }
     }
     Ok(out)
-}
-
-/// One command per delivery, each preceded by a comment naming it.
-pub fn export(deliveries: &[Delivery]) -> Vec<u8> {
-    let mut out = String::new();
-    for d in deliveries {
-        let r = &d.record;
-        out.push_str(&format!(
-            "# Hooklab delivery #{} (source {}): {}\n",
-            d.id,
-            r.source,
-            r.verdict.verdict.as_str()
-        ));
-        if r.body_refused {
-            out.push_str(&format!(
-                "# its body of {} bytes was over the limit and not kept: the command sends none\n",
-                r.body_size
-            ));
-        }
-        out.push_str(&command_line(&super::request_of(d)));
-        out.push('\n');
-    }
-    out.into_bytes()
-}
-
-/// The curl command that sends `r` exactly: its method, URL, headers in order and body.
-pub fn command_line(r: &RawRequest) -> String {
-    let url = r.url.clone().unwrap_or_else(|| super::request_url(r));
-    let mut parts = Vec::new();
-    let nul = r.body.contains(&0);
-    let prefix = if nul {
-        format!("printf {} | ", quote(printf_format(&r.body).as_bytes()))
-    } else {
-        String::new()
-    };
-    parts.push(format!("{prefix}curl -X {} {}", quote(r.method.as_bytes()), quote(url.as_bytes())));
-    for h in &r.headers {
-        let mut line = h.name.as_bytes().to_vec();
-        if h.value.is_empty() {
-            line.push(b';');
-        } else {
-            line.extend_from_slice(b": ");
-            line.extend_from_slice(&h.value);
-        }
-        parts.push(format!("-H {}", quote(&line)));
-    }
-    if !r.body.is_empty() {
-        if !r.headers.iter().any(|h| h.name.eq_ignore_ascii_case("content-type")) {
-            // Else curl would add its own form content type.
-            parts.push("-H 'Content-Type:'".into());
-        }
-        parts.push(if nul {
-            "--data-binary @-".into()
-        } else if r.body.starts_with(b"@") {
-            // `--data-binary @…` would name a file; `--data-raw` sends the `@` as is.
-            format!("--data-raw {}", quote(&r.body))
-        } else {
-            format!("--data-binary {}", quote(&r.body))
-        });
-    }
-    parts.join(" \\\n  ")
 }
 
 #[cfg(test)]

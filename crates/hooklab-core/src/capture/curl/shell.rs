@@ -25,7 +25,10 @@ pub(crate) fn position(input: &[u8], offset: usize) -> String {
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     format!("line {line}, column {column}")
 }
 
@@ -197,7 +200,10 @@ fn ansi_c(input: &[u8], dollar: usize, out: &mut Vec<u8>) -> Result<usize, Captu
         let mut value = 0u32;
         let mut n = 0;
         while n < max {
-            match input.get(from + n).and_then(|&b| (b as char).to_digit(radix)) {
+            match input
+                .get(from + n)
+                .and_then(|&b| (b as char).to_digit(radix))
+            {
                 Some(d) => {
                     value = value * radix + d;
                     n += 1;
@@ -281,9 +287,11 @@ fn ansi_c(input: &[u8], dollar: usize, out: &mut Vec<u8>) -> Result<usize, Captu
 /// with escapes when a byte is a control character or not UTF-8. NUL cannot be passed in an
 /// argument at all; callers keep such bytes out of words (see [`printf_format`]).
 pub(crate) fn quote(bytes: &[u8]) -> String {
-    let plain = std::str::from_utf8(bytes)
-        .ok()
-        .filter(|text| !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+    let plain = std::str::from_utf8(bytes).ok().filter(|text| {
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t')
+    });
     if let Some(text) = plain {
         return format!("'{}'", text.replace('\'', r"'\''"));
     }

@@ -15,7 +15,12 @@ fn one(input: &str) -> RawRequest {
 fn names(r: &RawRequest) -> Vec<(String, String)> {
     r.headers
         .iter()
-        .map(|h| (h.name.clone(), String::from_utf8_lossy(&h.value).into_owned()))
+        .map(|h| {
+            (
+                h.name.clone(),
+                String::from_utf8_lossy(&h.value).into_owned(),
+            )
+        })
         .collect()
 }
 
@@ -25,7 +30,10 @@ fn chrome_copy_as_curl_bash() {
         "curl 'https://api.example.com/hooks/stripe?x=1' \\\n  -H 'accept: */*' \\\n  -H 'content-type: application/json' \\\n  -b 'sid=1; lang=en' \\\n  --data-raw $'{\"name\":\"caf\\u00e9\",\"q\":\"it\\'s\"}\\r\\n' \\\n  --compressed",
     );
     assert_eq!(r.method, "POST", "data makes it a POST");
-    assert_eq!((r.path.as_str(), r.query.as_deref()), ("/hooks/stripe", Some("x=1")));
+    assert_eq!(
+        (r.path.as_str(), r.query.as_deref()),
+        ("/hooks/stripe", Some("x=1"))
+    );
     assert_eq!(r.body, "{\"name\":\"café\",\"q\":\"it's\"}\r\n".as_bytes());
     assert_eq!(
         names(&r),
@@ -35,7 +43,10 @@ fn chrome_copy_as_curl_bash() {
             ("Cookie".into(), "sid=1; lang=en".into()),
         ]
     );
-    assert_eq!(r.url.as_deref(), Some("https://api.example.com/hooks/stripe?x=1"));
+    assert_eq!(
+        r.url.as_deref(),
+        Some("https://api.example.com/hooks/stripe?x=1")
+    );
 }
 
 #[test]
@@ -64,7 +75,10 @@ fn data_options_follow_curl() {
     let r = one("curl http://h/a -d a=1 --data b=2 --data-urlencode 'c=x y&' --data-urlencode z");
     assert_eq!(r.body, b"a=1&b=2&c=x%20y%26&z", "joined with &, urlencoded");
     let r = one("curl -G http://h/a?x=1 -d a=1 -d b=2");
-    assert_eq!((r.method.as_str(), r.query.as_deref(), r.body.len()), ("GET", Some("x=1&a=1&b=2"), 0));
+    assert_eq!(
+        (r.method.as_str(), r.query.as_deref(), r.body.len()),
+        ("GET", Some("x=1&a=1&b=2"), 0)
+    );
     let r = one("curl -XPUT -sSL http://h/a --json '{\"a\":1}' -H 'Accept: text/plain'");
     assert_eq!(r.method, "PUT", "attached -X value, clustered flags");
     assert_eq!(
@@ -75,7 +89,8 @@ fn data_options_follow_curl() {
         ],
         "--json's headers unless given"
     );
-    let r = one("curl http://h/a -H 'Content-Type:' -H 'X-Empty;' -u user:pw -A agent --data-binary x");
+    let r =
+        one("curl http://h/a -H 'Content-Type:' -H 'X-Empty;' -u user:pw -A agent --data-binary x");
     assert_eq!(
         names(&r),
         [
@@ -88,8 +103,15 @@ fn data_options_follow_curl() {
     let r = one("curl -I http://h/a");
     assert_eq!(r.method, "HEAD");
     let r = one("curl \"http://h/a\" -H \"X-Q: \\\"q\\\" \\$HOME\" --data-binary \"a\\nb\"");
-    assert_eq!(r.header_str("x-q"), Some("\"q\" $HOME"), "double quotes, nothing expanded");
-    assert_eq!(r.body, b"a\\nb", "a backslash before n stays in double quotes");
+    assert_eq!(
+        r.header_str("x-q"),
+        Some("\"q\" $HOME"),
+        "double quotes, nothing expanded"
+    );
+    assert_eq!(
+        r.body, b"a\\nb",
+        "a backslash before n stays in double quotes"
+    );
 }
 
 #[test]
@@ -105,26 +127,65 @@ fn files_are_read_through_the_callers_reader() {
         &files,
     )
     .unwrap();
-    assert_eq!(rs[0].body, b"line1\r\nline2\n\xff", "--data-binary @file: exact");
-    assert_eq!(rs[1].body, b"line1line2\xff", "-d @file: line breaks dropped");
+    assert_eq!(
+        rs[0].body, b"line1\r\nline2\n\xff",
+        "--data-binary @file: exact"
+    );
+    assert_eq!(
+        rs[1].body, b"line1line2\xff",
+        "-d @file: line breaks dropped"
+    );
     let e = parse(b"curl http://h/a --data-binary @missing", &files).unwrap_err();
-    assert_eq!(e.to_string(), "curl, line 1, column 31: @missing: no such file missing");
+    assert_eq!(
+        e.to_string(),
+        "curl, line 1, column 31: @missing: no such file missing"
+    );
 }
 
 #[test]
 fn errors_say_where() {
     for (input, says) in [
-        ("curl 'http://h/a", "curl: unbalanced quote `'` at line 1, column 6"),
-        ("curl http://h/a \\\n  -H $'x", "curl: unbalanced quote `$'` at line 2, column 6"),
-        ("curl http://h/a \\\n  --bogus", "curl, line 2, column 3: unknown curl option `--bogus`"),
-        ("wget http://h/a", "curl, line 1, column 1: not a curl command (`wget`)"),
+        (
+            "curl 'http://h/a",
+            "curl: unbalanced quote `'` at line 1, column 6",
+        ),
+        (
+            "curl http://h/a \\\n  -H $'x",
+            "curl: unbalanced quote `$'` at line 2, column 6",
+        ),
+        (
+            "curl http://h/a \\\n  --bogus",
+            "curl, line 2, column 3: unknown curl option `--bogus`",
+        ),
+        (
+            "wget http://h/a",
+            "curl, line 1, column 1: not a curl command (`wget`)",
+        ),
         ("curl -X POST", "curl, line 1, column 1: no URL"),
-        ("curl http://h/a -H", "curl, line 1, column 17: `-H` needs a header"),
-        ("curl http://h/a -H 'nocolon'", "curl, line 1, column 20: header `nocolon` has no `:`"),
-        ("curl http://h/a http://h/b", "curl, line 1, column 17: a second URL (`http://h/b`): one request per command"),
-        ("curl http://h/a -F a=1", "curl, line 1, column 17: `-F` is not supported (no multipart forms, uploads or config files)"),
-        ("curl http://h/a > out", "curl: `>` (a redirection, subshell or background job) is not supported at line 1, column 17"),
-        ("curl http://h/a --data-binary @-", "curl, line 1, column 31: `@-` reads standard input, which the command line does not hold"),
+        (
+            "curl http://h/a -H",
+            "curl, line 1, column 17: `-H` needs a header",
+        ),
+        (
+            "curl http://h/a -H 'nocolon'",
+            "curl, line 1, column 20: header `nocolon` has no `:`",
+        ),
+        (
+            "curl http://h/a http://h/b",
+            "curl, line 1, column 17: a second URL (`http://h/b`): one request per command",
+        ),
+        (
+            "curl http://h/a -F a=1",
+            "curl, line 1, column 17: `-F` is not supported (no multipart forms, uploads or config files)",
+        ),
+        (
+            "curl http://h/a > out",
+            "curl: `>` (a redirection, subshell or background job) is not supported at line 1, column 17",
+        ),
+        (
+            "curl http://h/a --data-binary @-",
+            "curl, line 1, column 31: `@-` reads standard input, which the command line does not hold",
+        ),
     ] {
         let e = parse(input.as_bytes(), &no_files).unwrap_err();
         assert_eq!(e.to_string(), says, "{input}");
@@ -145,9 +206,15 @@ fn exports_are_runnable_commands_that_read_back_exactly() {
         body,
     );
     let text = String::from_utf8(export(std::slice::from_ref(&d))).unwrap();
-    assert!(text.starts_with("# Hooklab delivery #9 (source pay): valid\nprintf '"), "{text}");
+    assert!(
+        text.starts_with("# Hooklab delivery #9 (source pay): valid\nprintf '"),
+        "{text}"
+    );
     assert!(text.contains("-H $'X-Bin: \\x80\\''"), "{text}");
-    assert!(text.contains("-H 'Content-Type:'"), "no recorded content type: curl adds none");
+    assert!(
+        text.contains("-H 'Content-Type:'"),
+        "no recorded content type: curl adds none"
+    );
     let r = one(&text);
     assert_eq!(r.body, body);
     assert_eq!(r.headers, d.record.headers);
@@ -155,14 +222,29 @@ fn exports_are_runnable_commands_that_read_back_exactly() {
 
 #[test]
 fn quoting_reads_back() {
-    for bytes in [&b""[..], b"plain", b"it's", b"a\nb\tc", b"\r", b"\xff\xfe", b"\x1b[0m", "é\u{85}".as_bytes(), b"\\x41"] {
+    for bytes in [
+        &b""[..],
+        b"plain",
+        b"it's",
+        b"a\nb\tc",
+        b"\r",
+        b"\xff\xfe",
+        b"\x1b[0m",
+        "é\u{85}".as_bytes(),
+        b"\\x41",
+    ] {
         let quoted = shell::quote(bytes);
         let words = shell::split(quoted.as_bytes()).unwrap();
-        let got = words.first().map_or_else(Vec::new, |p| p[0][0].bytes.clone());
+        let got = words
+            .first()
+            .map_or_else(Vec::new, |p| p[0][0].bytes.clone());
         assert_eq!(got, bytes, "{quoted}");
     }
     let all: Vec<u8> = (0..=255).collect();
-    assert_eq!(shell::printf(shell::printf_format(&all).as_bytes()).unwrap(), all);
+    assert_eq!(
+        shell::printf(shell::printf_format(&all).as_bytes()).unwrap(),
+        all
+    );
     assert!(shell::printf(b"%s").is_err());
 }
 

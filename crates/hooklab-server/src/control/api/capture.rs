@@ -46,8 +46,13 @@ pub(super) async fn import(data: &DataState, query: &str, req: Request) -> Answe
                 ),
             )
         })?;
-    let (format, capture) = capture::read(&bytes, format, &capture::no_files)
-        .map_err(|e| Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_capture", e.to_string()))?;
+    let (format, capture) = capture::read(&bytes, format, &capture::no_files).map_err(|e| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "bad_capture",
+            e.to_string(),
+        )
+    })?;
     let requests = match capture {
         Capture::Database => {
             return Err(Problem::new(
@@ -91,9 +96,8 @@ fn event_request(
     detected: Option<hooklab_core::provider::ProviderId>,
 ) -> Result<hooklab_core::request::RawRequest, Problem> {
     let sources = data.source_configs();
-    let unprocessable = |code, message: String| {
-        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
-    };
+    let unprocessable =
+        |code, message: String| Problem::new(StatusCode::UNPROCESSABLE_ENTITY, code, message);
     let config = match (source, detected) {
         (Some(name), _) => sources.iter().find(|s| s.name == name).ok_or_else(|| {
             unprocessable("unknown_source", format!("no source named `{name}`"))
@@ -114,7 +118,10 @@ fn event_request(
     let secret = config.secrets.first().ok_or_else(|| {
         unprocessable(
             "no_secret",
-            format!("source `{}` has no secret to sign the event with", config.name),
+            format!(
+                "source `{}` has no secret to sign the event with",
+                config.name
+            ),
         )
     })?;
     let base = data
