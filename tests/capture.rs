@@ -110,6 +110,13 @@ fn every_export_format_imports_into_a_fresh_database_byte_exact() {
     let dir = tempfile::tempdir().unwrap();
     let (db, listener) = recorded(dir.path());
     drop(listener);
+    // A source added in the UI, with a secret that was never sent: no export may carry it.
+    let hidden = "whsec_ONLY_IN_THE_SOURCES_FILE";
+    std::fs::write(
+        dir.path().join("a.db.sources.toml"),
+        format!("[[source]]\nname = \"extra\"\nprovider = \"stripe\"\nsecrets = [\"{hidden}\"]\n"),
+    )
+    .unwrap();
     let original = deliveries_json(&db);
     assert_eq!(original.len(), 3, "three deliveries recorded");
     assert_eq!(
@@ -122,6 +129,10 @@ fn every_export_format_imports_into_a_fresh_database_byte_exact() {
         let exported = ok(
             hooklab(&["export", "--db", db.to_str().unwrap(), "--format", format]),
             &format!("export --format {format}"),
+        );
+        assert!(
+            !String::from_utf8_lossy(&exported).contains(hidden),
+            "{format}: a source's configured secret is never exported"
         );
         let file = dir.path().join(format!("export.{format}"));
         std::fs::write(&file, &exported).unwrap();
@@ -284,6 +295,27 @@ fn a_stripe_event_is_signed_now_and_recorded_valid() {
         line.contains("valid") && line.contains("duplicate of #1"),
         "{line}"
     );
+
+    // The secret of a source added in the UI (`<db>.sources.toml`) signs it just as well.
+    let ui_db = dir.path().join("ui.db");
+    std::fs::write(
+        dir.path().join("ui.db.sources.toml"),
+        format!("[[source]]\nname = \"pay\"\nprovider = \"stripe\"\nsecrets = [\"{SECRET}\"]\n"),
+    )
+    .unwrap();
+    let out = ok(
+        hooklab(&[
+            "import",
+            event.to_str().unwrap(),
+            "--source",
+            "pay",
+            "--db",
+            ui_db.to_str().unwrap(),
+        ]),
+        "import for a source added in the UI",
+    );
+    let line = String::from_utf8_lossy(&out);
+    assert!(line.starts_with("#1 POST /pay valid (pay)"), "{line}");
 
     let wrong = hooklab(&[
         "import",

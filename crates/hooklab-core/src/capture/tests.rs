@@ -386,6 +386,68 @@ fn provider_events_are_recognised_wrapped_and_signed_now() {
     );
 }
 
+#[test]
+fn more_providers_are_told_by_their_event_shape() {
+    let shapes: [(&str, ProviderId); 9] = [
+        (
+            r#"{"event_id":"evt_01h","event_type":"transaction.completed","notification_id":"ntf_1","data":{}}"#,
+            ProviderId::Paddle,
+        ),
+        (
+            r#"{"entity":"event","event":"payment.captured","payload":{"payment":{}}}"#,
+            ProviderId::Razorpay,
+        ),
+        (
+            r#"{"meta":{"event_name":"order_created"},"data":{"id":"1"}}"#,
+            ProviderId::Lemonsqueezy,
+        ),
+        (
+            r#"{"live":"false","notificationItems":[]}"#,
+            ProviderId::Adyen,
+        ),
+        (
+            r#"{"event":"transaction.updated","data":{},"signature":{"properties":[],"checksum":"x"},"timestamp":1}"#,
+            ProviderId::Wompi,
+        ),
+        (
+            r#"{"event":"meeting.started","event_ts":1,"payload":{}}"#,
+            ProviderId::Zoom,
+        ),
+        (
+            r#"{"payment_id":5077125051,"payment_status":"finished"}"#,
+            ProviderId::Nowpayments,
+        ),
+        (
+            r#"{"merchant_id":"M","type":"payment.updated","event_id":"e","data":{}}"#,
+            ProviderId::Square,
+        ),
+        (
+            r#"{"action":"create","type":"Issue","data":{},"webhookTimestamp":1}"#,
+            ProviderId::Linear,
+        ),
+    ];
+    for (json, provider) in shapes {
+        let value: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(event::detect_provider(&value), Some(provider), "{json}");
+    }
+
+    // Adyen signs inside the body: the wrapped request carries the signed body, and verifies.
+    let key = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
+    let batch = br#"{"live":"false","notificationItems":[{"NotificationRequestItem":{"amount":{"currency":"EUR","value":1130},"eventCode":"AUTHORISATION","merchantAccountCode":"M","merchantReference":"r1","originalReference":"","pspReference":"7914073381342284","success":"true"}}]}"#;
+    let now = UnixMillis::from_secs(1_750_000_000);
+    let r = event::wrap(event::Wrap {
+        body: batch,
+        provider: ProviderId::Adyen,
+        options: &ProviderOptions::default(),
+        secret: &Secret::new(key),
+        url: "http://localhost/adyen",
+        now,
+    })
+    .unwrap();
+    assert_ne!(r.body, batch, "the HMAC went into the items");
+    assert!(verifies(ProviderId::Adyen, key, &r, now));
+}
+
 fn header_strategy() -> impl Strategy<Value = Header> {
     (
         "[A-Za-z][A-Za-z0-9-]{0,12}",
