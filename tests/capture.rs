@@ -343,6 +343,24 @@ fn to_sends_through_a_running_receiver_and_bad_files_say_where() {
         ),
     )
     .unwrap();
+    let one = ok(
+        hooklab(&[
+            "export",
+            "--db",
+            db.to_str().unwrap(),
+            "--format",
+            "curl",
+            "--id",
+            "2",
+        ]),
+        "export --id",
+    );
+    let one = String::from_utf8(one).unwrap();
+    assert!(
+        one.starts_with("# Hooklab delivery #2 (source stripe)")
+            && one.matches("curl ").count() == 1,
+        "--id picks one delivery: {one}"
+    );
     let url = format!("http://{}/stripe", listener.addr());
     let out = ok(
         hooklab(&["import", har.to_str().unwrap(), "--to", &url, "--json"]),
@@ -415,4 +433,65 @@ fn to_sends_through_a_running_receiver_and_bad_files_say_where() {
         raw, b"\x00\xff from a file",
         "@file is read relative to the imported file"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_import_into_and_export_from_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, listener) = recorded(dir.path());
+    drop(listener);
+    let har = dir.path().join("a.har");
+    std::fs::write(
+        &har,
+        ok(
+            hooklab(&["export", "--db", db.to_str().unwrap(), "--format", "har"]),
+            "export",
+        ),
+    )
+    .unwrap();
+    let url = hooklab_postgres::cluster::test_server()
+        .unwrap_or_else(|e| panic!("no PostgreSQL to test against: {e}"))
+        .fresh_database()
+        .await
+        .unwrap();
+    ok(
+        hooklab(&["migrate", "--database", &url]),
+        "migrate the PostgreSQL database",
+    );
+    let out = ok(
+        hooklab(&[
+            "import",
+            har.to_str().unwrap(),
+            "--database",
+            &url,
+            "--secret",
+            SECRET,
+            "--json",
+        ]),
+        "import into PostgreSQL",
+    );
+    let answer: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(answer["imported"][2]["verdict"], "valid", "{answer}");
+    let exported = ok(
+        hooklab(&[
+            "export",
+            "--database",
+            &url,
+            "--format",
+            "json",
+            "--limit",
+            "2",
+        ]),
+        "export from PostgreSQL",
+    );
+    let from_postgres: Vec<Value> = serde_json::from_slice(&exported).unwrap();
+    let original = deliveries_json(&db);
+    assert_eq!(from_postgres.len(), 2, "--limit 2: the two most recent");
+    for (a, b) in original[1..].iter().zip(&from_postgres) {
+        assert_eq!(
+            request_of(b),
+            request_of(a),
+            "byte-exact through PostgreSQL"
+        );
+    }
 }
