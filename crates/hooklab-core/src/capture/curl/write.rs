@@ -41,9 +41,13 @@ pub fn command_line(r: &RawRequest) -> String {
     } else {
         String::new()
     };
+    let method = if r.method.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        r.method.clone()
+    } else {
+        quote(r.method.as_bytes())
+    };
     parts.push(format!(
-        "{prefix}curl -X {} {}",
-        quote(r.method.as_bytes()),
+        "{prefix}curl -X {method} {}",
         quote(url.as_bytes())
     ));
     for h in &r.headers {
