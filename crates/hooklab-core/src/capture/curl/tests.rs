@@ -218,6 +218,14 @@ fn exports_are_runnable_commands_that_read_back_exactly() {
     let r = one(&text);
     assert_eq!(r.body, body);
     assert_eq!(r.headers, d.record.headers);
+
+    let at = delivery(10, "POST", "/pay", vec![], b"@body.bin");
+    let text = String::from_utf8(export(std::slice::from_ref(&at))).unwrap();
+    assert!(
+        text.contains("--data-raw '@body.bin'"),
+        "not a file to read: {text}"
+    );
+    assert_eq!(one(&text).body, b"@body.bin");
 }
 
 #[test]
