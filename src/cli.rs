@@ -5,12 +5,14 @@ mod lab;
 mod objects;
 mod reconcile;
 mod scenario;
+mod transfer;
 
 pub(crate) use dlq::{DlqActArgs, DlqCommand, DlqListArgs, DlqShowArgs};
 pub(crate) use lab::{InjectArgs, ReplayArgs, TriggerArgs, UiArgs};
 pub(crate) use objects::{ObjectsArgs, TimelineArgs};
 pub(crate) use reconcile::{ApiArgs, ReconcileArgs};
 pub(crate) use scenario::{RunArgs, SequenceArgs};
+pub(crate) use transfer::{ExportArgs, ExportKind, ImportArgs};
 
 use clap::{Args, Parser, Subcommand};
 use hooklab_core::provider::ProviderId;
@@ -36,9 +38,11 @@ pub(crate) enum Command {
     Serve(Box<ServeArgs>),
     /// Create or upgrade a database's schema (PostgreSQL URL or SQLite file).
     Migrate(MigrateArgs),
-    /// Write a whole database (SQLite or PostgreSQL) as JSON Lines on standard output.
+    /// Write the whole database (SQLite or PostgreSQL) as JSON Lines, or deliveries as JSON,
+    /// HAR, curl commands or raw HTTP, on standard output.
     Export(ExportArgs),
-    /// Read an export into a new database of either engine (all or nothing).
+    /// Import a captured request (HAR, curl, raw HTTP, JSON) or a provider's event as
+    /// deliveries, or a whole-database export into a new database.
     Import(ImportArgs),
     /// Check a captured request's signature offline, with a diagnosis when it fails.
     Verify(VerifyArgs),
@@ -262,24 +266,6 @@ pub(crate) struct AnyDatabaseArg {
     pub(crate) database: Option<String>,
     #[command(flatten)]
     pub(crate) db: DbArg,
-}
-
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Example: move a desktop database to production\n  hooklab export --db ~/.local/share/hooklab/hooklab.db > hooklab.jsonl\n  hooklab import --database postgres://hooklab@db.internal/hooklab --file hooklab.jsonl"
-)]
-pub(crate) struct ExportArgs {
-    #[command(flatten)]
-    pub(crate) database: AnyDatabaseArg,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ImportArgs {
-    #[command(flatten)]
-    pub(crate) database: AnyDatabaseArg,
-    /// The export to read [default: standard input]
-    #[arg(long, value_name = "FILE")]
-    pub(crate) file: Option<PathBuf>,
 }
 
 /// `listen`'s tunnel flags; they fill the same settings as `[tunnel]` in the config.

@@ -1,5 +1,6 @@
 //! One module per command. Each takes its parsed arguments and returns the exit code.
 
+mod capture;
 mod diff;
 mod dlq;
 mod events;

@@ -166,7 +166,7 @@ fn print_inject(id: i64, report: &InjectReport) {
     println!("{}", report.oracle.verdict);
 }
 
-pub(super) fn secret_from(value: &str) -> anyhow::Result<Secret> {
+pub(crate) fn secret_from(value: &str) -> anyhow::Result<Secret> {
     match value.strip_prefix("env:") {
         Some(var) => std::env::var(var).map(Secret::new).with_context(|| {
             format!("the environment variable {var} (named by --secret) is not set")
@@ -201,7 +201,7 @@ pub(super) fn source_options(
 }
 
 /// `http://HOST[:PORT]/PATH?QUERY` → (host, port, path-and-query).
-pub(super) fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
+pub(crate) fn parse_http_url(url: &str) -> anyhow::Result<(String, u16, String)> {
     let Some(rest) = url.strip_prefix("http://") else {
         bail!("--to must be an http:// URL (no TLS client is built in yet), not `{url}`");
     };
@@ -234,6 +234,21 @@ pub(super) fn post_bytes(host: &str, port: u16, request: &[u8]) -> anyhow::Resul
         .nth(1)
         .and_then(|s| s.parse().ok())
         .context("the answer is not HTTP")
+}
+
+/// `req` to `http://host:port` + `path` (headers in order, exact body); the status answered.
+pub(crate) fn send(
+    host: &str,
+    port: u16,
+    path: &str,
+    req: &hooklab_core::replay::ReplayRequest,
+) -> anyhow::Result<u16> {
+    let target = Target::parse(&format!("http://{host}:{port}{path}"))?;
+    post_bytes(
+        host,
+        port,
+        &target.request_bytes(&req.method, &req.headers, &req.body),
+    )
 }
 
 #[cfg(test)]

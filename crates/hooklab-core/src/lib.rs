@@ -14,6 +14,10 @@
 //! 6. [`retry`]: retry schedules as data (delays, provider presets, jitter, time scale): when a
 //!    failed job runs again, and when it goes to the dead-letter queue.
 //!
+//! Beside the pipeline: [`replay`] builds the request that sends a delivery again, and
+//! [`capture`] reads captured requests (HAR, curl, raw HTTP, JSON, a provider's event) for
+//! import and writes recorded deliveries in those formats for export.
+//!
 //! Time is always passed in as a [`clock::UnixMillis`]; nothing here reads the clock ad hoc.
 //!
 //! ```
@@ -30,6 +34,7 @@
 //! assert!(verify(&config, &request, now).is_valid());
 //! ```
 
+pub mod capture;
 pub mod clock;
 pub mod diagnose;
 pub mod diff;

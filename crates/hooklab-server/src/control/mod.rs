@@ -270,3 +270,6 @@ mod api_tests;
 
 #[cfg(test)]
 mod api_lab_tests;
+
+#[cfg(test)]
+mod capture_tests;

@@ -5,7 +5,7 @@
 //! no shape is ever written twice.
 
 use super::api::{
-    DeliveryView, HeaderView, InjectAnswer, InjectRequest, Page, ScenarioToml, Selection,
+    DeliveryView, HeaderView, Imported, InjectAnswer, InjectRequest, Page, ScenarioToml, Selection,
     SourceInput, SourceView, TestEventRequest,
 };
 use crate::events::Event;
@@ -267,6 +267,52 @@ pub fn document() -> Value {
         diff,
         "application/json",
     );
+    b.op(
+        "get",
+        "/api/deliveries/{id}/export",
+        "One delivery as a download, byte-exact: HAR 1.2, a curl command, JSON or raw HTTP",
+        &[
+            ("id", "integer", "The delivery id"),
+            ("format", "string", "har, curl, json (default) or http"),
+        ],
+        None,
+        json!({"type": "string", "format": "binary"}),
+        "application/octet-stream",
+    );
+    let imported = b.schema::<Imported>();
+    b.op(
+        "post",
+        "/api/import",
+        "Record a captured file's requests through the receiver (HAR, curl, raw HTTP, Hooklab \
+         JSON, or a provider's event signed now with the source's secret)",
+        &[
+            (
+                "format",
+                "string",
+                "auto (default), json, har, curl, http or event",
+            ),
+            (
+                "source",
+                "string",
+                "The source to record them under (default: each request's first path segment; \
+                 for an event, the first source of the provider its shape names)",
+            ),
+        ],
+        None,
+        imported,
+        "application/json",
+    );
+    if let Some(post) = b
+        .paths
+        .get_mut("/api/import")
+        .and_then(|p| p.get_mut("post"))
+    {
+        post["requestBody"] = json!({
+            "required": true,
+            "description": "The file's bytes, as read from disk",
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        });
+    }
     let keys = b.schema::<Vec<IdempotencyRecord>>();
     b.op(
         "get",
@@ -511,6 +557,8 @@ mod tests {
             "/api/test-event",
             "/api/inject",
             "/api/scenario",
+            "/api/import",
+            "/api/deliveries/{id}/export",
         ] {
             assert!(doc["paths"][path].is_object(), "{path}");
         }
@@ -525,6 +573,8 @@ mod tests {
             "InjectAnswer",
             "OracleReport",
             "Scenario",
+            "Imported",
+            "Ingested",
         ] {
             assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
         }

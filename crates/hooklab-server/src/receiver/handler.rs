@@ -12,6 +12,7 @@ use crate::events::{DeliveryEvent, Event};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, request::Parts};
 use axum::response::Response;
+use hooklab_core::clock::UnixMillis;
 use hooklab_core::request::{Header, RawRequest};
 use hooklab_core::store::{
     Delivery, DeliverySummary, IdempotencyClaim, KeyStatus, NewDelivery, Recorded,
@@ -86,7 +87,71 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
     );
     raw.url = Some(urls.primary);
 
-    let (judgement, raw) = judge(received, raw, received_at, urls.alternatives).await;
+    let arrival = Arrival {
+        received_at,
+        source_name,
+        source: source.clone(),
+        received,
+        body_size,
+        body_refused,
+        remote_addr: remote.map(|a| a.to_string()),
+    };
+    let Some(committed) = commit(&rx, arrival, raw, urls.alternatives, Machines::Queued).await
+    else {
+        return respond::unavailable();
+    };
+    let status = committed.status;
+    respond::after_commit(source.as_deref(), status, limit).await
+}
+
+/// A request as it arrived, before judgement.
+pub(super) struct Arrival {
+    pub(super) received_at: UnixMillis,
+    /// The source it is recorded under (the path's first segment, or the import's choice).
+    pub(super) source_name: String,
+    pub(super) source: Option<Arc<Source>>,
+    pub(super) received: Received,
+    pub(super) body_size: u64,
+    pub(super) body_refused: bool,
+    pub(super) remote_addr: Option<String>,
+}
+
+/// How the state machines get a committed delivery of a source that does not forward.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Machines {
+    /// Queued for the background task: the answer does not wait (the receiver).
+    Queued,
+    /// Applied before returning (imports, which are not in a hurry and may end right after).
+    Awaited,
+}
+
+/// What a judged and committed delivery came to.
+pub(super) struct Committed {
+    pub(super) recorded: Recorded,
+    /// What the receiver answers (or would answer).
+    pub(super) status: StatusCode,
+    pub(super) verdict: hooklab_core::verdict::Verdict,
+}
+
+/// The pipeline after the body: judge (verify), claim the key, commit, apply the machines,
+/// publish. `None` (logged) when storage failed. The receiver and imports share it.
+pub(super) async fn commit(
+    rx: &Receiver,
+    arrival: Arrival,
+    raw: RawRequest,
+    alt_urls: Vec<String>,
+    machines: Machines,
+) -> Option<Committed> {
+    let Arrival {
+        received_at,
+        source_name,
+        source,
+        received,
+        body_size,
+        body_refused,
+        remote_addr,
+    } = arrival;
+    let (judgement, raw) = judge(received, raw, received_at, alt_urls).await;
     let status = judgement.status;
     let delivery = NewDelivery {
         received_at,
@@ -99,7 +164,7 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
         body: raw.body,
         body_size,
         body_refused,
-        remote_addr: remote.map(|a| a.to_string()),
+        remote_addr,
         verdict: judgement.verdict,
         metadata: judgement.metadata,
         response_status: status.as_u16(),
@@ -113,6 +178,7 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
             .is_some_and(|s| s.forwards && trusted(&delivery)),
         ..delivery
     };
+    let verdict = delivery.verdict.clone();
     let mut event = pending_event(&delivery);
     // Sources that do not forward have their state machines applied here, after the commit;
     // forwarding sources get them from the worker once the forward succeeded.
@@ -121,18 +187,29 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
         .filter(|s| !s.forwards && rx.0.machines.applies_to(s.config.provider))
         .filter(|_| trusted(&delivery))
         .map(|_| delivery.clone());
-    let Some(recorded) = record(&rx, delivery).await else {
-        return respond::unavailable();
-    };
+    let recorded = record(rx, delivery).await?;
     if let Some(record) = for_machines.filter(|_| recorded.key.is_none_or(|k| !k.duplicate)) {
-        apply_machines(
-            &rx,
-            Delivery {
-                id: recorded.id,
-                record,
-                duplicate_of: None,
-            },
-        );
+        let delivery = Delivery {
+            id: recorded.id,
+            record,
+            duplicate_of: None,
+        };
+        match machines {
+            Machines::Queued => apply_machines(rx, delivery),
+            Machines::Awaited => {
+                let now = rx.0.clock.now();
+                let queued = crate::objects::queue_delivery(
+                    rx.0.store.as_ref(),
+                    &rx.0.machines,
+                    &delivery,
+                    now,
+                );
+                match queued.await {
+                    Ok(changes) => crate::objects::announce(&rx.0.events, changes),
+                    Err(e) => tracing::warn!(delivery.id, "could not apply state machines: {e}"),
+                }
+            }
+        }
     }
     event.delivery.id = recorded.id;
     event.delivery.duplicate_of = recorded
@@ -145,8 +222,11 @@ pub(super) async fn receive(State(rx): State<Receiver>, req: Request) -> Respons
     }
     // No subscriber is fine; a lagging one misses events but never blocks the receiver.
     let _ = rx.0.events.send(Event::Delivery(event));
-
-    respond::after_commit(source.as_deref(), status, limit).await
+    Some(Committed {
+        recorded,
+        status,
+        verdict,
+    })
 }
 
 /// Commits `delivery`; `None` (logged) when storage failed. The store resolves after the
@@ -218,7 +298,7 @@ fn trusted(d: &NewDelivery) -> bool {
 }
 
 /// The source name: the first path segment (empty for `/`).
-fn first_segment(path: &str) -> &str {
+pub(super) fn first_segment(path: &str) -> &str {
     path.trim_start_matches('/').split('/').next().unwrap_or("")
 }
 

@@ -7,14 +7,17 @@
 //! - `url`: the absolute URL a URL-signing provider signed (public URL or the local one).
 //! - `judge`: the verdict, metadata, and the status to answer once committed.
 //! - `respond`: the configured response (after its delay), or Hooklab's own short answers.
+//! - `ingest`: imported requests through the same judgement and commit, without a socket.
 
 mod body;
 mod handler;
+mod ingest;
 mod judge;
 mod respond;
 mod tap;
 mod url;
 
+pub use ingest::{IngestError, Ingested};
 pub use tap::{TapConnection, TapListener, TapStream};
 pub use url::PublicUrl;
 

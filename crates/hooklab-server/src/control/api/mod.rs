@@ -14,6 +14,11 @@
 //!   `{"jobs": [ids]}` or `{"all": true}`.
 //! - `POST /api/inject` — copies of a recorded delivery (a race or one after another) with the
 //!   idempotency oracle's verdict; `POST /api/scenario` — lab actions as a scenario file.
+//! - `POST /api/import?format&source` — the body is a captured file (HAR, curl, raw HTTP,
+//!   Hooklab JSON, or a provider's event, signed now with the source's secret); each request is
+//!   recorded through the receiver. Answers the new deliveries' ids and verdicts.
+//! - `GET /api/deliveries/{id}/export?format=har|curl|json|http` — one delivery, byte-exact, as
+//!   a download.
 //! - `GET /api/stream` — the events bus as Server-Sent Events, batched: at most one message
 //!   every [`BATCH_EVERY`], each a JSON array, so a flood of deliveries never floods the UI.
 
@@ -35,11 +40,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 
+mod capture;
 mod lab;
 mod records;
 mod sources;
 mod stream;
 
+pub(super) use capture::Imported;
 pub(super) use lab::{InjectAnswer, InjectRequest, ScenarioToml};
 pub(super) use records::{DeliveryView, HeaderView, Page, Selection};
 use records::{
@@ -171,6 +178,10 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
         (&Method::DELETE, ["api", "sources", name]) => delete_source(data, &decode(name)).await,
         (&Method::GET, ["api", "providers"]) => list_providers().await,
         (&Method::GET, ["api", "templates"]) => list_templates().await,
+        (&Method::POST, ["api", "import"]) => capture::import(data, &query, req).await,
+        (&Method::GET, ["api", "deliveries", id, "export"]) => {
+            capture::export(data, id, &query).await
+        }
         (&Method::POST, ["api", "test-event"]) => test_event(data, req).await,
         (&Method::POST, ["api", "inject"]) => lab::inject(data, req).await,
         (&Method::POST, ["api", "scenario"]) => lab::scenario(req).await,
@@ -179,7 +190,7 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
             [
                 "api",
                 "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event"
-                | "diff" | "inject" | "scenario",
+                | "diff" | "templates" | "inject" | "scenario" | "import" | "deliveries",
                 ..,
             ],
         ) => Err(Problem::new(
