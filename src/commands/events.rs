@@ -89,6 +89,7 @@ pub(crate) fn keys(args: KeysArgs) -> anyhow::Result<ExitCode> {
         scope: args.scope.clone(),
         status: args.status,
         duplicates_only: args.duplicates,
+        key: None,
     })?;
     if args.json {
         let keys: Vec<_> = keys.iter().map(output::key_json).collect();

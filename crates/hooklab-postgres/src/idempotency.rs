@@ -55,6 +55,9 @@ pub(crate) async fn list(
     if filter.duplicates_only {
         params.raw_condition("deliveries > 1");
     }
+    if let Some(key) = &filter.key {
+        params.condition("key = ", Param::Text(key.clone()));
+    }
     params.tail(
         " ORDER BY last_seen DESC LIMIT ",
         Param::Int(limit(filter.limit)),

@@ -17,6 +17,13 @@ import type {
   ProviderInfo,
   TestEventSent,
   TemplateSet,
+  InjectRequest,
+  InjectAnswer,
+  ReplayRequest,
+  ReplayAnswer,
+  SequenceRequest,
+  SequenceAnswer,
+  Imported,
   TemplateOverride,
   TunnelStatus,
   TunnelRequest,
@@ -93,10 +100,12 @@ export class Api {
     return this.call<DeliveryDiff>(`/api/diff?a=${a}&b=${b}`);
   }
 
-  keys(params: { status?: string; duplicates?: boolean }) {
+  keys(params: { status?: string; duplicates?: boolean; key?: string; scope?: string }) {
     const q = new URLSearchParams({ limit: "1000" });
     if (params.status) q.set("status", params.status);
     if (params.duplicates) q.set("duplicates", "true");
+    if (params.key) q.set("key", params.key);
+    if (params.scope) q.set("scope", params.scope);
     return this.call<KeyRecord[]>(`/api/keys?${q}`);
   }
 
@@ -151,6 +160,50 @@ export class Api {
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ source, event_type: eventType || undefined, overrides }),
     });
+  }
+
+  inject(request: InjectRequest) {
+    return this.call<InjectAnswer>("/api/inject", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(request),
+    });
+  }
+
+  replay(id: number, request: ReplayRequest) {
+    return this.call<ReplayAnswer>(`/api/events/${id}/replay`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(request),
+    });
+  }
+
+  sequence(request: SequenceRequest) {
+    return this.call<SequenceAnswer>("/api/sequence", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(request),
+    });
+  }
+
+  importFile(bytes: ArrayBuffer, params: { format?: string; source?: string }) {
+    const q = new URLSearchParams();
+    if (params.format) q.set("format", params.format);
+    if (params.source) q.set("source", params.source);
+    return this.call<Imported>(`/api/import?${q}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/octet-stream" },
+      body: bytes,
+    });
+  }
+
+  /** One delivery as a file (HAR, curl, JSON, raw HTTP), fetched with the token. */
+  async exportDelivery(id: number, format: string): Promise<Blob> {
+    const response = await fetch(`/api/deliveries/${id}/export?format=${encodeURIComponent(format)}`, {
+      headers: { Authorization: `Bearer ${this.token}` },
+    });
+    if (!response.ok) throw new ApiError(response.status, "export", `the export failed (${response.status})`);
+    return response.blob();
   }
 
   templates() {

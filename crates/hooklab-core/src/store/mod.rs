@@ -325,6 +325,8 @@ pub struct KeyFilter {
     pub status: Option<KeyStatus>,
     /// Only keys delivered more than once.
     pub duplicates_only: bool,
+    /// Only this key (with `scope`, at most one record).
+    pub key: Option<String>,
 }
 
 /// A recorded delivery, whole.

@@ -157,4 +157,17 @@ pub(crate) async fn scopes_are_independent_and_unclaimed_deliveries_have_no_key(
         .await
         .unwrap();
     assert!(dups.is_empty());
+    // One key of one scope, found by both.
+    let one = |scope: &str, key: &str| KeyFilter {
+        scope: Some(scope.into()),
+        key: Some(key.into()),
+        ..Default::default()
+    };
+    let found = store.keys(one("github", "same")).await.unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        (found[0].scope.as_str(), found[0].first_delivery),
+        ("github", b.id)
+    );
+    assert!(store.keys(one("github", "other")).await.unwrap().is_empty());
 }

@@ -226,6 +226,11 @@ pub fn document() -> Value {
             ("event_type", "string", "Only this event type (exact)"),
             ("duplicates", "boolean", "true: only duplicates"),
             (
+                "duplicate_of",
+                "integer",
+                "Only the duplicates of this delivery",
+            ),
+            (
                 "q",
                 "string",
                 "Full-text search: body, headers, path, event id, event type, key, or the id",
@@ -327,6 +332,7 @@ pub fn document() -> Value {
                 "boolean",
                 "Only keys delivered more than once",
             ),
+            ("key", "string", "Only this key"),
         ],
         None,
         keys,
@@ -469,6 +475,30 @@ pub fn document() -> Value {
         injected,
         "application/json",
     );
+    let replay = b.schema::<super::api::ReplayRequest>();
+    let replayed = b.schema::<super::api::ReplayAnswer>();
+    b.op(
+        "post",
+        "/api/events/{id}/replay",
+        "Replay a delivery: through this receiver (recorded again, linked to its original) or \
+         to a URL; as recorded, re-signed, a negative variant, or edited",
+        &[("id", "integer", "The delivery id")],
+        Some(replay),
+        replayed,
+        "application/json",
+    );
+    let sequence = b.schema::<super::api::SequenceRequest>();
+    let sequenced = b.schema::<super::api::SequenceAnswer>();
+    b.op(
+        "post",
+        "/api/sequence",
+        "Fire a sequence: one payment's events in a classic wrong order (a preset), or recorded \
+         deliveries in a composed order, through a source",
+        &[],
+        Some(sequence),
+        sequenced,
+        "application/json",
+    );
     let scenario = b.schema::<crate::lab::scenario::Scenario>();
     let toml = b.schema::<ScenarioToml>();
     b.op(
@@ -556,6 +586,8 @@ mod tests {
             "/api/dlq/redrive",
             "/api/test-event",
             "/api/inject",
+            "/api/events/{id}/replay",
+            "/api/sequence",
             "/api/scenario",
             "/api/import",
             "/api/deliveries/{id}/export",

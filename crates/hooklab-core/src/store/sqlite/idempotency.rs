@@ -109,6 +109,10 @@ pub(super) fn list(
     if filter.duplicates_only {
         conditions.push("deliveries > 1");
     }
+    if let Some(key) = &filter.key {
+        conditions.push("key = ?");
+        args.push(key);
+    }
     if !conditions.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&conditions.join(" AND "));

@@ -43,6 +43,7 @@ use tokio::sync::broadcast;
 mod capture;
 mod lab;
 mod records;
+mod replay;
 mod sources;
 mod stream;
 
@@ -52,6 +53,7 @@ pub(super) use records::{DeliveryView, HeaderView, Page, Selection};
 use records::{
     list_dlq, list_events, list_keys, list_objects, raw_body, resolve_dlq, show_event, timeline,
 };
+pub(super) use replay::{ReplayAnswer, ReplayRequest, SequenceAnswer, SequenceRequest};
 pub(super) use sources::{SourceInput, SourceView, TemplateSet, TestEventRequest};
 use sources::{
     change_source, delete_source, list_providers, list_sources, list_templates, test_event,
@@ -184,13 +186,19 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
         }
         (&Method::POST, ["api", "test-event"]) => test_event(data, req).await,
         (&Method::POST, ["api", "inject"]) => lab::inject(data, req).await,
+        (&Method::POST, ["api", "events", id, "replay"]) => {
+            let id = id.to_string();
+            replay::replay(data, &id, req).await
+        }
+        (&Method::POST, ["api", "sequence"]) => replay::sequence(data, req).await,
         (&Method::POST, ["api", "scenario"]) => lab::scenario(req).await,
         (
             _,
             [
                 "api",
                 "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event"
-                | "diff" | "templates" | "inject" | "scenario" | "import" | "deliveries",
+                | "diff" | "templates" | "inject" | "scenario" | "import" | "deliveries"
+                | "sequence",
                 ..,
             ],
         ) => Err(Problem::new(

@@ -236,6 +236,7 @@ pub(super) async fn list_keys(data: &DataState, query: &str) -> Answer {
         scope: param(&p, "scope").map(str::to_string),
         status,
         duplicates_only: param(&p, "duplicates").is_some_and(|v| v == "true" || v == "1"),
+        key: param(&p, "key").map(str::to_string),
     };
     let keys = data
         .store

@@ -1,6 +1,7 @@
-//! The `import` step's files, until the capture parsers (HAR, curl, provider CLIs) land in
-//! `hooklab_core::capture`: Hooklab's own JSON of a delivery (`hooklab events show ID --json`,
-//! or the control API's `GET /api/events/{id}`), or a raw body file.
+//! The `import` step's files: Hooklab's own JSON of a delivery (`hooklab events show ID --json`,
+//! or the control API's `GET /api/events/{id}`, whose `provider` is kept), anything
+//! `hooklab import` reads (HAR, a curl command, a raw HTTP request, a provider's event JSON:
+//! [`hooklab_core::capture`]), or else a raw body file.
 
 use base64::Engine as _;
 use hooklab_core::provider::ProviderId;
@@ -18,28 +19,53 @@ pub(super) struct Captured {
     pub(super) provider: Option<ProviderId>,
 }
 
-/// Reads `bytes` as Hooklab's JSON of a delivery when it is one, else as a raw body.
+/// Reads `bytes` as Hooklab's JSON of a delivery, else as a capture `hooklab import` reads
+/// (one request), else as a raw body.
 pub(super) fn parse(bytes: &[u8]) -> Result<Captured, String> {
+    use hooklab_core::capture::{self, Capture};
     let value: Option<Value> = serde_json::from_slice(bytes).ok();
     let hooklab = value
         .as_ref()
         .filter(|v| v.get("headers").is_some_and(Value::is_array))
         .filter(|v| v.get("body").is_some() || v.get("body_base64").is_some());
-    match hooklab {
-        Some(v) => from_hooklab(v),
-        None => Ok(Captured {
-            method: "POST".into(),
-            headers: vec![Header::new(
-                "Content-Type",
-                if value.is_some() {
-                    "application/json"
-                } else {
-                    "application/octet-stream"
-                },
-            )],
-            body: bytes.to_vec(),
-            provider: None,
-        }),
+    if let Some(v) = hooklab {
+        return from_hooklab(v);
+    }
+    let raw_body = |provider| Captured {
+        method: "POST".into(),
+        headers: vec![Header::new(
+            "Content-Type",
+            if value.is_some() {
+                "application/json"
+            } else {
+                "application/octet-stream"
+            },
+        )],
+        body: bytes.to_vec(),
+        provider,
+    };
+    match capture::read(bytes, None, &capture::no_files) {
+        Ok((_, Capture::Requests(mut requests))) => {
+            if requests.len() != 1 {
+                return Err(format!(
+                    "the file holds {} requests; an import step sends one",
+                    requests.len()
+                ));
+            }
+            let r = requests.remove(0);
+            Ok(Captured {
+                method: r.method,
+                headers: r.headers,
+                body: r.body,
+                provider: None,
+            })
+        }
+        Ok((_, Capture::Event { provider, .. })) => Ok(raw_body(provider)),
+        Ok((_, Capture::Database)) => Err(
+            "a whole-database export is not one request: import it with `hooklab import`".into(),
+        ),
+        // Nothing it recognises: the bytes are the body.
+        Err(_) => Ok(raw_body(None)),
     }
 }
 
@@ -130,6 +156,23 @@ mod tests {
         assert_eq!(a.provider, Some(ProviderId::Stripe));
         assert_eq!(a.headers[1].value, vec![0xff], "bytes, not text");
         assert_eq!(a.body, br#"{"id":"evt_1"}"#);
+    }
+
+    #[test]
+    fn captures_are_read_as_hooklab_import_reads_them() {
+        let http = b"POST /hook HTTP/1.1\r\nHost: x\r\nX-One: 1\r\nContent-Length: 3\r\n\r\na\xffb";
+        let got = parse(http).unwrap();
+        assert_eq!(got.body, b"a\xffb");
+        assert!(got.headers.iter().any(|h| h.name == "X-One"));
+        let curl = br#"curl -X PUT http://x/hook -H 'X-Two: 2' --data-raw '{"a":1}'"#;
+        let got = parse(curl).unwrap();
+        assert_eq!(
+            (got.method.as_str(), got.body.as_slice()),
+            ("PUT", br#"{"a":1}"#.as_slice())
+        );
+        let stripe =
+            br#"{"id":"evt_1","object":"event","type":"charge.succeeded","data":{"object":{}}}"#;
+        assert_eq!(parse(stripe).unwrap().provider, Some(ProviderId::Stripe));
     }
 
     #[test]
