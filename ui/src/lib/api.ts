@@ -24,6 +24,8 @@ import type {
   SequenceRequest,
   SequenceAnswer,
   Imported,
+  Scenario,
+  ScenarioToml,
   TemplateOverride,
   TunnelStatus,
   TunnelRequest,
@@ -204,6 +206,14 @@ export class Api {
     });
     if (!response.ok) throw new ApiError(response.status, "export", `the export failed (${response.status})`);
     return response.blob();
+  }
+
+  scenario(scenario: Scenario) {
+    return this.call<ScenarioToml>("/api/scenario", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(scenario),
+    });
   }
 
   templates() {

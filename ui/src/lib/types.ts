@@ -39,3 +39,6 @@ export type ReplayAnswer = Schemas["ReplayAnswer"];
 export type SequenceRequest = Schemas["SequenceRequest"];
 export type SequenceAnswer = Schemas["SequenceAnswer"];
 export type Imported = Schemas["Imported"];
+export type Scenario = Schemas["Scenario"];
+export type ScenarioStep = Schemas["Step"];
+export type ScenarioToml = Schemas["ScenarioToml"];
