@@ -1,12 +1,17 @@
-//! The desktop app for real, on a virtual X display (Xvfb): it starts the receiver and the
-//! control API, opens its window (a WebKitGTK webview on the control API's UI, which must load,
-//! authenticate and open the live stream), records a signed delivery sent to it, and on
-//! SIGTERM shuts down gracefully (the delivery committed, the discovery file removed, no
-//! process left behind).
+//! The desktop app for real, on a virtual X display (Xvfb) with a session bus of its own: it
+//! starts the receiver and the control API, its tray icon (with no tray host to show it) and
+//! its window (a WebKitGTK webview on the control API's UI, which must load, authenticate and
+//! open the live stream), records a signed delivery sent to it, sends native notifications
+//! for the dead letter that delivery becomes and — coalesced — for a burst of invalid
+//! signatures, and on SIGTERM shuts down gracefully (the delivery committed, the discovery
+//! file removed, the settings remembered, no process left behind).
 //!
-//! Needs `Xvfb`, `xwininfo` and ImageMagick (`apt-get install xvfb x11-utils imagemagick`;
-//! scripts/setup-deps.sh does it). Missing any fails with what to install. The screenshot of the
-//! window is left in the target folder (`CARGO_TARGET_TMPDIR/desktop-window.png`).
+//! Needs `Xvfb`, `xwininfo`, ImageMagick, `dbus-daemon` and libayatana-appindicator3
+//! (scripts/setup-deps.sh installs them). Missing any fails with what to install. The
+//! screenshot of the window is left in the target folder
+//! (`CARGO_TARGET_TMPDIR/desktop-window.png`).
+
+mod support;
 
 use std::io::{BufRead, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -94,20 +99,60 @@ fn stripe_signature(body: &str) -> String {
     format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
 }
 
+/// POSTs `body` to the receiver with a Stripe signature header; the answer's status line.
+fn post_stripe(receiver: &str, body: &str, signature: &str) -> String {
+    let addr = receiver.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /stripe HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nStripe-Signature: {signature}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    response.lines().next().unwrap_or_default().to_string()
+}
+
+/// Waits up to `limit` for `check` to hold.
+fn wait_for(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !check() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
-fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
+fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully() {
     let display = Display::start();
+    let bus = support::SessionBus::start();
+    let notifications = support::NotificationServer::start(&bus);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hooklab.db");
     let config = dir.path().join("hooklab.toml");
+    // Deliveries are forwarded to a port where nothing listens: after two attempts, a dead
+    // letter.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
     std::fs::write(
         &config,
-        format!("[[source]]\nname = \"stripe\"\nprovider = \"stripe\"\nsecret = \"{SECRET}\"\n"),
+        format!(
+            "[[source]]\nname = \"stripe\"\nprovider = \"stripe\"\nsecret = \"{SECRET}\"\n\
+             forward_to = \"http://127.0.0.1:{closed_port}/hook\"\nretry_schedule = \"0.2s\"\n"
+        ),
     )
     .unwrap();
-    // A remembered window size from an earlier run.
+    // A remembered window size and notification choices (invalid signatures on) from an
+    // earlier run.
     let window_state = dir.path().join("window.json");
-    std::fs::write(&window_state, r#"{"width": 900.0, "height": 640.0}"#).unwrap();
+    std::fs::write(
+        &window_state,
+        r#"{"width": 900.0, "height": 640.0, "notify": {"dead_letter": true, "invalid_signature": true}}"#,
+    )
+    .unwrap();
+    let log = dir.path().join("desktop.log");
     let mut app = Command::new(BIN)
         .arg("--window-state")
         .arg(&window_state)
@@ -117,9 +162,11 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
         .arg(&config)
         .args(["--port", "0", "--print-ready"])
         .env("DISPLAY", &display.name)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .env("RUST_LOG", "warn,hooklab_desktop=info")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("hooklab-desktop starts");
     let mut lines = BufReader::new(app.stdout.take().unwrap()).lines();
@@ -184,6 +231,8 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
 
     // A screenshot of the display shows real content, not a blank window: the UI's header,
     // theme colours and text make hundreds of distinct colours; a blank window has a handful.
+    // Only the webview's part is counted: below the window's menu bar (the window is at the
+    // top left, 900×640).
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("desktop-window.png");
     let started = Instant::now();
     let colours = loop {
@@ -193,11 +242,11 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
             .status()
             .expect("`import` is not installed: `apt-get install imagemagick`");
         assert!(captured.success(), "import could not capture the display");
-        let out = Command::new("identify")
-            .args(["-format", "%k"])
+        let out = Command::new("convert")
             .arg(&shot)
+            .args(["-crop", "900x590+0+50", "-format", "%k", "info:"])
             .output()
-            .expect("identify runs");
+            .expect("convert runs");
         let colours: u32 = String::from_utf8_lossy(&out.stdout)
             .trim()
             .parse()
@@ -215,20 +264,119 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
     );
     eprintln!("desktop screenshot: {} ({colours} colours)", shot.display());
 
-    // The receiver records a signed delivery.
+    // The tray icon was made (no tray host shows it here, and that is no failure).
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("tray icon ready"),
+        "no tray icon:\n{logged}"
+    );
+    assert!(!logged.contains("panicked"), "{logged}");
+
+    // The receiver records a signed delivery; forwarding it fails twice: a dead letter, and a
+    // native notification that says which event.
     let body = r#"{"id":"evt_desktop","type":"charge.succeeded","created":1700000000}"#;
-    let addr = receiver.trim_start_matches("http://");
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST /stripe HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nStripe-Signature: {}\r\nContent-Length: {}\r\n\r\n{body}",
-        stripe_signature(body),
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let status = post_stripe(&receiver, body, &stripe_signature(body));
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    wait_for(
+        Duration::from_secs(20),
+        "a dead-letter notification",
+        || {
+            notifications
+                .shown()
+                .iter()
+                .any(|n| n.summary == "Dead letter from stripe")
+        },
+    );
+    let dead = notifications.shown()[0].clone();
+    assert_eq!(dead.app, "Hooklab");
+    assert!(
+        dead.body
+            .starts_with("charge.succeeded evt_desktop: gave up after 2 attempts"),
+        "{dead:?}"
+    );
+
+    // Thirty forged deliveries in a burst: one notification at once, then one summary when
+    // the quiet window (10 s) ends, replacing it — not thirty.
+    for i in 0..30 {
+        let forged =
+            format!(r#"{{"id":"evt_forged_{i}","type":"charge.succeeded","created":1700000000}}"#);
+        let status = post_stripe(&receiver, &forged, "t=1700000000,v1=00");
+        assert!(status.starts_with("HTTP/1.1 "), "{status}");
+    }
+    let invalid = |n: &support::Shown| {
+        n.summary.contains("invalid signature") || n.summary.starts_with("Invalid signature")
+    };
+    wait_for(
+        Duration::from_secs(10),
+        "an invalid-signature notification",
+        || notifications.shown().iter().any(invalid),
+    );
+    let first = notifications.shown().into_iter().find(invalid).unwrap();
+    assert_eq!(first.summary, "Invalid signature on stripe");
+    assert!(
+        first.body.starts_with("POST /stripe evt_forged_0"),
+        "{first:?}"
+    );
+    wait_for(Duration::from_secs(15), "the summary of the burst", || {
+        notifications.shown().iter().filter(|n| invalid(n)).count() >= 2
+    });
+    let shown: Vec<_> = notifications.shown().into_iter().filter(invalid).collect();
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+    assert_eq!(shown[1].summary, "29 more invalid signatures");
+    assert!(shown[1].body.contains("evt_forged_29"), "{:?}", shown[1]);
+    assert_ne!(
+        shown[1].replaces, 0,
+        "the summary replaces the first notification"
+    );
+
+    // The window's own menu (F10 opens it; keys go to the window under the pointer, there being
+    // no window manager): "Notify on invalid signatures" is the fourth item that can be
+    // chosen; switching it off is remembered at once.
+    let xdotool = |args: &[&str]| {
+        let done = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &display.name)
+            .status()
+            .expect("`xdotool` is not installed: `apt-get install xdotool`");
+        assert!(done.success(), "xdotool {args:?}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    xdotool(&["mousemove", "450", "400"]);
+    xdotool(&["key", "F10"]);
+    xdotool(&["key", "Down", "Down", "Down", "Down", "Return"]);
+    wait_for(Duration::from_secs(5), "the choice written", || {
+        std::fs::read(&window_state)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["notify"]["invalid_signature"] == false)
+    });
+
+    // "Export database…": the native save dialog, a path typed into it, and the database as
+    // `hooklab export` writes it.
+    let exported = dir.path().join("exported.jsonl");
+    xdotool(&["key", "F10"]);
+    xdotool(&["key", "Down", "Return"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    xdotool(&["key", "ctrl+a"]);
+    xdotool(&["type", "--delay", "10", exported.to_str().unwrap()]);
+    xdotool(&["key", "Return"]);
+    wait_for(Duration::from_secs(20), "the export written", || {
+        exported.exists()
+    });
+    let export = std::fs::read_to_string(&exported).unwrap();
+    let mut export_lines = export.lines();
+    assert!(
+        export_lines
+            .next()
+            .unwrap()
+            .starts_with(r#"{"hooklab_export":1,"#),
+        "{export}"
+    );
+    let delivery_rows = export_lines
+        .filter(|l| l.starts_with(r#"{"table":"deliveries""#))
+        .count();
+    assert_eq!(delivery_rows, 31, "every delivery exported");
+    assert!(export.contains(r#""table":"attempts""#), "attempts too");
 
     // SIGTERM: a graceful exit.
     let pid = app.id().to_string();
@@ -259,6 +407,11 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
         (Some(900.0), Some(640.0)),
         "the size is remembered on exit"
     );
+    assert_eq!(
+        remembered["notify"],
+        serde_json::json!({"dead_letter": true, "invalid_signature": false}),
+        "the notification choices are remembered"
+    );
     let leftover = Command::new("pgrep").args(["-P", &pid]).output().unwrap();
     assert!(
         leftover.stdout.is_empty(),
@@ -269,9 +422,18 @@ fn the_desktop_app_opens_its_window_records_and_shuts_down_gracefully() {
     // The delivery is in the database, with a valid verdict.
     let store = hooklab_core::store::sqlite::SqliteStore::open_read_only(&db).unwrap();
     let listed = store
-        .list(&hooklab_core::store::DeliveryFilter::default())
+        .list(&hooklab_core::store::DeliveryFilter {
+            verdict: Some(hooklab_core::verdict::Status::Valid),
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].event_id.as_deref(), Some("evt_desktop"));
-    assert_eq!(listed[0].verdict, hooklab_core::verdict::Status::Valid);
+    let forged = store
+        .list(&hooklab_core::store::DeliveryFilter {
+            verdict: Some(hooklab_core::verdict::Status::Invalid),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(forged.len(), 30);
 }
