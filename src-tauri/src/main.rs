@@ -70,6 +70,7 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    lean::reexec_with_webkit_env();
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -114,8 +115,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         .thread_name("hooklab-runtime")
         .build()
         .context("cannot start the async runtime")?;
-    let store =
-        Arc::new(SqliteStore::open(&db).with_context(|| format!("cannot open {}", db.display()))?);
+    let store = Arc::new(
+        SqliteStore::open_with(&db, lean::sqlite_options())
+            .with_context(|| format!("cannot open {}", db.display()))?,
+    );
     let running: Running = tokio
         .block_on(runtime::start(config, store.clone()))
         .context("cannot start the receiver")?;
