@@ -39,10 +39,8 @@ pub(crate) fn lean_webkit(view: &webkit2gtk::WebView) {
 ///   (GPU buffers shared between the web process and the window) brings only its buffers and
 ///   set-up (~15 MB PSS across the app and the web process, measured); it is also the usual
 ///   cure for blank WebKitGTK windows on some GPU drivers.
-pub(crate) const WEBKIT_ENV: &[(&str, &str)] = &[
-    ("JSC_useJIT", "0"),
-    ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
-];
+pub(crate) const WEBKIT_ENV: &[(&str, &str)] =
+    &[("JSC_useJIT", "0"), ("WEBKIT_DISABLE_DMABUF_RENDERER", "1")];
 
 /// Starts this program again, the same way, with [`WEBKIT_ENV`] added, when some of it is
 /// missing: a process cannot safely change its own environment once threads may run
