@@ -206,14 +206,19 @@ fn run(args: Args) -> anyhow::Result<()> {
             let menus = app.manage(menus);
             let _ = menus;
             let handle = app.handle().clone();
+            // Menu changes run on the GTK thread: handed over without waiting for it (a runtime
+            // worker that waited could deadlock the shutdown, which runs on that thread).
             signals.spawn(status::follow(
                 bus_for_tray,
                 store.clone(),
                 status,
                 move |s| {
-                    if let Some(menus) = handle.try_state::<tray::Menus>() {
-                        menus.show_status(s);
-                    }
+                    let (status, app) = (s.clone(), handle.clone());
+                    let _ = handle.run_on_main_thread(move || {
+                        if let Some(menus) = app.try_state::<tray::Menus>() {
+                            menus.show_status(&status);
+                        }
+                    });
                 },
             ));
             #[cfg(target_os = "linux")]

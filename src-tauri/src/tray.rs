@@ -191,7 +191,7 @@ impl Menus {
         Ok((menus, window_menu))
     }
 
-    /// Shows a new status (any thread: Tauri runs menu changes on the GTK thread).
+    /// Shows a new status. On the GTK thread: elsewhere each change would wait for it.
     pub(crate) fn show_status(&self, status: &Status) {
         let url = status.public_url().map(str::to_string);
         for item in &self.copy {

@@ -6,8 +6,8 @@
 //! signatures, and on SIGTERM shuts down gracefully (the delivery committed, the discovery
 //! file removed, the settings remembered, no process left behind).
 //!
-//! Needs `Xvfb`, `xwininfo`, ImageMagick, `dbus-daemon` and libayatana-appindicator3
-//! (scripts/setup-deps.sh installs them). Missing any fails with what to install. The
+//! Needs `Xvfb`, `xwininfo`, ImageMagick, `xdotool`, `xclip`, `dbus-daemon` and
+//! libayatana-appindicator3 (scripts/setup-deps.sh installs them). Missing any fails with what to install. The
 //! screenshot of the window is left in the target folder
 //! (`CARGO_TARGET_TMPDIR/desktop-window.png`).
 
@@ -202,7 +202,10 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
         &config,
         format!(
             "[[source]]\nname = \"stripe\"\nprovider = \"stripe\"\nsecret = \"{SECRET}\"\n\
-             forward_to = \"http://127.0.0.1:{closed_port}/hook\"\nretry_schedule = \"0.2s\"\n"
+             forward_to = \"http://127.0.0.1:{closed_port}/hook\"\nretry_schedule = \"0.2s\"\n\
+             [tunnel]\nprovider = \"custom\"\n\
+             command = \"echo https://tunnel-{{port}}.hooklab.test; exec sleep 600\"\n\
+             url_regex = \"https://[a-z0-9.-]+\"\n"
         ),
     )
     .unwrap();
@@ -398,12 +401,39 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
     );
 
     // The window's own menu (F10 opens it; keys go to the window under the pointer, there being
-    // no window manager): "Notify on invalid signatures" is the fourth item that can be
-    // chosen; switching it off is remembered at once.
+    // no window manager). The tunnel (a custom command that prints a URL and waits) is up, so
+    // its first item, "Copy public URL", can be chosen: the URL is then on the clipboard.
     let xdotool = |args: &[&str]| xdotool(&display, args);
+    let mut public_url = String::new();
+    wait_for(Duration::from_secs(20), "the tunnel up", || {
+        let tunnel = get_json(&control, "/api/tunnel", &token);
+        public_url = tunnel["url"].as_str().unwrap_or_default().to_string();
+        tunnel["status"] == "up"
+    });
+    assert!(public_url.starts_with("https://tunnel-"), "{public_url}");
+    // The menus follow the bus at most every 500 ms.
+    std::thread::sleep(Duration::from_secs(2));
     xdotool(&["mousemove", "450", "400"]);
     open_menu(&display);
-    xdotool(&["key", "Down", "Down", "Down", "Down", "Return"]);
+    xdotool(&["key", "Down", "Return"]);
+    wait_for(
+        Duration::from_secs(10),
+        "the public URL on the clipboard",
+        || {
+            let clipboard = Command::new("xclip")
+                .args(["-o", "-selection", "clipboard"])
+                .env("DISPLAY", &display.name)
+                .stderr(Stdio::null())
+                .output()
+                .expect("`xclip` is not installed: `apt-get install xclip`");
+            clipboard.stdout == public_url.as_bytes()
+        },
+    );
+
+    // "Notify on invalid signatures" is the fifth item that can be chosen; switching it off is
+    // remembered at once.
+    open_menu(&display);
+    xdotool(&["key", "Down", "Down", "Down", "Down", "Down", "Return"]);
     wait_for(Duration::from_secs(5), "the choice written", || {
         std::fs::read(&window_state)
             .ok()
@@ -415,11 +445,14 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
     // `hooklab export` writes it.
     let exported = dir.path().join("exported.jsonl");
     open_menu(&display);
-    let before = visible_windows(&display);
-    xdotool(&["key", "Down", "Return"]);
-    // The menu closes and the dialog opens.
+    xdotool(&["key", "Down", "Down", "Return"]);
     wait_for(Duration::from_secs(10), "the save dialog", || {
-        visible_windows(&display) == before
+        let out = Command::new("xdotool")
+            .args(["search", "--onlyvisible", "--name", "Export the database"])
+            .env("DISPLAY", &display.name)
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
     });
     std::thread::sleep(Duration::from_millis(500));
     xdotool(&["key", "ctrl+a"]);
