@@ -203,8 +203,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             let _ = &window;
 
             // The tray's status and the notifications follow the events bus.
-            let menus = app.manage(menus);
-            let _ = menus;
+            app.manage(menus);
             let handle = app.handle().clone();
             // Menu changes run on the GTK thread: handed over without waiting for it (a runtime
             // worker that waited could deadlock the shutdown, which runs on that thread).

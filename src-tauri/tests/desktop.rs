@@ -13,183 +13,22 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
+use support::notifications::{NotificationServer, SessionBus, Shown};
+use support::*;
+
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hooklab-desktop");
 const SECRET: &str = "whsec_desktop_test";
 
-/// An Xvfb server on a free display number; killed on drop.
-struct Display {
-    child: Child,
-    name: String,
-}
-
-impl Display {
-    fn start() -> Self {
-        for n in 90..140 {
-            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-                || Path::new(&format!("/tmp/.X{n}-lock")).exists()
-            {
-                continue;
-            }
-            let name = format!(":{n}");
-            let mut child = Command::new("Xvfb")
-                .args([&name, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("`Xvfb` is not installed: `apt-get install xvfb` (scripts/setup-deps.sh does it)");
-            // Tests run in parallel: the display is this test's only when its lock file names
-            // this Xvfb (another test's may have taken the number meanwhile; then this one
-            // exits, and the next number is tried).
-            let started = Instant::now();
-            let ours = child.id().to_string();
-            let mut taken = false;
-            while started.elapsed() < Duration::from_secs(10) {
-                let lock = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).unwrap_or_default();
-                if lock.trim() == ours && Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
-                    return Self { child, name };
-                }
-                if child.try_wait().unwrap().is_some() {
-                    taken = true;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            if !taken {
-                panic!("Xvfb {name} did not start");
-            }
-        }
-        panic!("no free X display number between :90 and :139");
-    }
-}
-
-impl Drop for Display {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn window_titles(display: &str) -> String {
-    let out = Command::new("xwininfo")
-        .args(["-display", display, "-root", "-tree"])
-        .output()
-        .expect("`xwininfo` is not installed: `apt-get install x11-utils`");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// `GET path` on the control API with the token; the JSON answer.
-fn get_json(addr: &str, path: &str, token: &str) -> serde_json::Value {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
-    serde_json::from_str(body).unwrap_or_default()
-}
-
-fn stripe_signature(body: &str) -> String {
-    use hmac::Mac as _;
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let t = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
-    mac.update(format!("{t}.{body}").as_bytes());
-    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
-}
-
-/// POSTs `body` to the receiver with a Stripe signature header; the answer's status line.
-fn post_stripe(receiver: &str, body: &str, signature: &str) -> String {
-    let addr = receiver.trim_start_matches("http://");
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST /stripe HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nStripe-Signature: {signature}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    response.lines().next().unwrap_or_default().to_string()
-}
-
-/// Runs `xdotool` on the display (keys go to the window under the pointer), then lets the
-/// app react.
-fn xdotool(display: &Display, args: &[&str]) {
-    let done = Command::new("xdotool")
-        .args(args)
-        .env("DISPLAY", &display.name)
-        .status()
-        .expect("`xdotool` is not installed: `apt-get install xdotool`");
-    assert!(done.success(), "xdotool {args:?}");
-    std::thread::sleep(Duration::from_millis(300));
-}
-
-/// How many of the app's windows are mapped (the main window, an open menu, a dialog).
-fn visible_windows(display: &Display) -> usize {
-    let out = Command::new("xdotool")
-        .args(["search", "--onlyvisible", "--class", "hooklab-desktop"])
-        .env("DISPLAY", &display.name)
-        .output()
-        .expect("`xdotool` is not installed: `apt-get install xdotool`");
-    String::from_utf8_lossy(&out.stdout).lines().count()
-}
-
-/// Opens the window's "Hooklab" menu with F10 and waits until it is on screen.
-fn open_menu(display: &Display) {
-    let before = visible_windows(display);
-    for _ in 0..3 {
-        xdotool(display, &["key", "F10"]);
-        let opened = Instant::now();
-        while opened.elapsed() < Duration::from_secs(5) {
-            if visible_windows(display) > before {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    panic!("F10 did not open the window's menu");
-}
-
-/// The pids of `pid`'s child processes.
-fn children(pid: u32) -> Vec<u32> {
-    let out = Command::new("pgrep")
-        .args(["-P", &pid.to_string()])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
-/// Waits up to `limit` for `check` to hold.
-fn wait_for(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !check() {
-        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully() {
     let display = Display::start();
-    let bus = support::SessionBus::start();
-    let notifications = support::NotificationServer::start(&bus);
+    let bus = SessionBus::start();
+    let notifications = NotificationServer::start(&bus);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hooklab.db");
     let config = dir.path().join("hooklab.toml");
@@ -226,6 +65,7 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
         .arg("--config")
         .arg(&config)
         .args(["--port", "0", "--print-ready"])
+        .current_dir(dir.path())
         .env("DISPLAY", &display.name)
         .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
@@ -346,7 +186,7 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
     // The receiver records a signed delivery; forwarding it fails twice: a dead letter, and a
     // native notification that says which event.
     let body = r#"{"id":"evt_desktop","type":"charge.succeeded","created":1700000000}"#;
-    let status = post_stripe(&receiver, body, &stripe_signature(body));
+    let status = post_stripe(&receiver, body, &stripe_signature(SECRET, body));
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     wait_for(
         Duration::from_secs(20),
@@ -374,7 +214,7 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
         let status = post_stripe(&receiver, &forged, "t=1700000000,v1=00");
         assert!(status.starts_with("HTTP/1.1 "), "{status}");
     }
-    let invalid = |n: &support::Shown| {
+    let invalid = |n: &Shown| {
         n.summary.contains("invalid signature") || n.summary.starts_with("Invalid signature")
     };
     wait_for(
@@ -441,26 +281,45 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
             .is_some_and(|v| v["notify"]["invalid_signature"] == false)
     });
 
-    // "Export database…": the native save dialog, a path typed into it, and the database as
-    // `hooklab export` writes it.
-    let exported = dir.path().join("exported.jsonl");
+    // "Export database…": the native save dialog opens in the app's working folder (the test's
+    // folder) with the name `hooklab-export.jsonl`; accepting it writes the database as
+    // `hooklab export` does. (Typing a path instead races the name entry's completion.)
+    let exported = dir.path().join("hooklab-export.jsonl");
     open_menu(&display);
     xdotool(&["key", "Down", "Down", "Return"]);
-    wait_for(Duration::from_secs(10), "the save dialog", || {
+    let dialog_open = || {
         let out = Command::new("xdotool")
             .args(["search", "--onlyvisible", "--name", "Export the database"])
             .env("DISPLAY", &display.name)
             .output()
             .unwrap();
         !out.stdout.is_empty()
-    });
-    std::thread::sleep(Duration::from_millis(500));
-    xdotool(&["key", "ctrl+a"]);
-    xdotool(&["type", "--delay", "10", exported.to_str().unwrap()]);
-    xdotool(&["key", "Return"]);
-    wait_for(Duration::from_secs(20), "the export written", || {
-        exported.exists()
-    });
+    };
+    wait_for(Duration::from_secs(10), "the save dialog", dialog_open);
+    // Return accepts the name (again while the dialog is still there: it may not have taken
+    // the keyboard yet).
+    for _ in 0..5 {
+        xdotool(&["key", "Return"]);
+        std::thread::sleep(Duration::from_secs(1));
+        if exported.exists() || !dialog_open() {
+            break;
+        }
+    }
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("desktop-export.png");
+    let asked = Instant::now();
+    while !exported.exists() {
+        if asked.elapsed() > Duration::from_secs(20) {
+            let _ = Command::new("import")
+                .args(["-display", &display.name, "-window", "root"])
+                .arg(&shot)
+                .status();
+            panic!(
+                "no export written within 20 s; the display: {}",
+                shot.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let export = std::fs::read_to_string(&exported).unwrap();
     let mut export_lines = export.lines();
     assert!(
@@ -579,6 +438,12 @@ fn quit_from_the_menu_exits_cleanly_and_no_session_bus_is_no_failure() {
         serde_json::from_str(&lines.next().expect("a ready line").unwrap()).unwrap();
     let receiver = ready["ready"]["receiver"].as_str().unwrap().to_string();
     wait_for(Duration::from_secs(60), "the Hooklab window", || {
+        if let Some(status) = app.try_wait().unwrap() {
+            panic!(
+                "the app exited ({status}):\n{}",
+                std::fs::read_to_string(&log).unwrap()
+            );
+        }
         window_titles(&display.name).contains("\"Hooklab\"")
     });
 
@@ -603,7 +468,7 @@ fn quit_from_the_menu_exits_cleanly_and_no_session_bus_is_no_failure() {
 
     // A dead letter with nowhere to notify: a warning, and the app goes on.
     let body = r#"{"id":"evt_quit","type":"charge.succeeded","created":1700000000}"#;
-    let status = post_stripe(&receiver, body, &stripe_signature(body));
+    let status = post_stripe(&receiver, body, &stripe_signature(SECRET, body));
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     wait_for(Duration::from_secs(20), "the warning", || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("no desktop notifications"))

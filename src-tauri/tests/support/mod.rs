@@ -1,122 +1,187 @@
-//! A private D-Bus session bus (Debian's `dbus-daemon`) with a minimal notification server on
-//! it: it owns `org.freedesktop.Notifications`, answers every `Notify` call with an id, and
-//! keeps each call's summary and body for the test to read.
+//! What the desktop tests share: an X server of their own (Xvfb), driving the window with
+//! xdotool, HTTP to the receiver and the control API, and (in `notifications`) a private
+//! D-Bus session bus with a minimal notification server.
 
-use gtk::gio;
-use gtk::glib::{self, ToVariant as _};
-use std::io::{BufRead as _, BufReader};
+pub(crate) mod notifications;
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// A `dbus-daemon --session` of this test's own; killed on drop.
-pub(crate) struct SessionBus {
+/// An Xvfb server on a free display number; killed on drop.
+pub(crate) struct Display {
     child: Child,
-    pub(crate) address: String,
+    pub(crate) name: String,
 }
 
-impl SessionBus {
+impl Display {
     pub(crate) fn start() -> Self {
-        let mut child = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("`dbus-daemon` is not installed: `apt-get install dbus` (scripts/setup-deps.sh does it)");
-        let mut address = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut address)
-            .unwrap();
-        let address = address.trim().to_string();
-        assert!(
-            address.starts_with("unix:"),
-            "dbus-daemon printed {address:?}"
-        );
-        Self { child, address }
+        for n in 90..140 {
+            // A display is in use while the process its lock file names runs; a stale lock
+            // (its server was killed) is Xvfb's to take over.
+            let holder = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).unwrap_or_default();
+            let holder = holder.trim();
+            if !holder.is_empty() && Path::new(&format!("/proc/{holder}")).exists() {
+                continue;
+            }
+            let name = format!(":{n}");
+            let mut child = Command::new("Xvfb")
+                .args([&name, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("`Xvfb` is not installed: `apt-get install xvfb` (scripts/setup-deps.sh does it)");
+            // Tests run in parallel: the display is this test's only when its lock file names
+            // this Xvfb (another test's may have taken the number meanwhile; then this one
+            // exits, and the next number is tried).
+            let started = Instant::now();
+            let ours = child.id().to_string();
+            let mut taken = false;
+            while started.elapsed() < Duration::from_secs(10) {
+                let lock = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).unwrap_or_default();
+                if lock.trim() == ours && Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+                    return Self { child, name };
+                }
+                if child.try_wait().unwrap().is_some() {
+                    taken = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            if !taken {
+                panic!("Xvfb {name} did not start");
+            }
+        }
+        panic!("no free X display number between :90 and :139 (each runs an Xvfb)");
     }
 }
 
-impl Drop for SessionBus {
+impl Drop for Display {
+    /// SIGTERM first, so that Xvfb removes its lock file and socket; SIGKILL if it lingers.
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
-/// One `Notify` call as the server received it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Shown {
-    pub(crate) app: String,
-    pub(crate) replaces: u32,
-    pub(crate) summary: String,
-    pub(crate) body: String,
+pub(crate) fn window_titles(display: &str) -> String {
+    let out = Command::new("xwininfo")
+        .args(["-display", display, "-root", "-tree"])
+        .output()
+        .expect("`xwininfo` is not installed: `apt-get install x11-utils`");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The notification server; it serves while it lives.
-pub(crate) struct NotificationServer {
-    _connection: gio::DBusConnection,
-    shown: Arc<Mutex<Vec<Shown>>>,
+/// `GET path` on the control API with the token; the JSON answer.
+pub(crate) fn get_json(addr: &str, path: &str, token: &str) -> serde_json::Value {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body).unwrap_or_default()
 }
 
-impl NotificationServer {
-    pub(crate) fn start(bus: &SessionBus) -> Self {
-        let connection = gio::DBusConnection::for_address_sync(
-            &bus.address,
-            gio::DBusConnectionFlags::AUTHENTICATION_CLIENT
-                | gio::DBusConnectionFlags::MESSAGE_BUS_CONNECTION,
-            None::<&gio::DBusAuthObserver>,
-            None::<&gio::Cancellable>,
-        )
-        .expect("connects to the test's session bus");
-        let shown = Arc::new(Mutex::new(Vec::new()));
-        let seen = shown.clone();
-        // Filters run on GDBus's own thread: no main loop needed.
-        connection.add_filter(move |connection, message, incoming| {
-            let notify = incoming
-                && message.message_type() == gio::DBusMessageType::MethodCall
-                && message.member().as_deref() == Some("Notify");
-            if !notify {
-                return Some(message.clone());
+pub(crate) fn stripe_signature(secret: &str, body: &str) -> String {
+    use hmac::Mac as _;
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{t}.{body}").as_bytes());
+    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// POSTs `body` to the receiver with a Stripe signature header; the answer's status line.
+pub(crate) fn post_stripe(receiver: &str, body: &str, signature: &str) -> String {
+    let addr = receiver.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /stripe HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nStripe-Signature: {signature}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    response.lines().next().unwrap_or_default().to_string()
+}
+
+/// Runs `xdotool` on the display (keys go to the window under the pointer), then lets the
+/// app react.
+pub(crate) fn xdotool(display: &Display, args: &[&str]) {
+    let done = Command::new("xdotool")
+        .args(args)
+        .env("DISPLAY", &display.name)
+        .status()
+        .expect("`xdotool` is not installed: `apt-get install xdotool`");
+    assert!(done.success(), "xdotool {args:?}");
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// How many of the app's windows are mapped (the main window, an open menu, a dialog).
+pub(crate) fn visible_windows(display: &Display) -> usize {
+    let out = Command::new("xdotool")
+        .args(["search", "--onlyvisible", "--class", "hooklab-desktop"])
+        .env("DISPLAY", &display.name)
+        .output()
+        .expect("`xdotool` is not installed: `apt-get install xdotool`");
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// Opens the window's "Hooklab" menu with F10 and waits until it is on screen.
+pub(crate) fn open_menu(display: &Display) {
+    let before = visible_windows(display);
+    for _ in 0..3 {
+        xdotool(display, &["key", "F10"]);
+        let opened = Instant::now();
+        while opened.elapsed() < Duration::from_secs(5) {
+            if visible_windows(display) > before {
+                return;
             }
-            let body = message.body().expect("Notify has arguments");
-            let text = |i: usize| body.child_value(i).get::<String>().unwrap_or_default();
-            let mut seen = seen.lock().unwrap();
-            seen.push(Shown {
-                app: text(0),
-                replaces: body.child_value(1).get::<u32>().unwrap_or(u32::MAX),
-                summary: text(3),
-                body: text(4),
-            });
-            let reply = message.new_method_reply();
-            reply.set_body(&(seen.len() as u32,).to_variant());
-            let _ = connection.send_message(&reply, gio::DBusSendMessageFlags::NONE);
-            None
-        });
-        let owned = connection
-            .call_sync(
-                Some("org.freedesktop.DBus"),
-                "/org/freedesktop/DBus",
-                "org.freedesktop.DBus",
-                "RequestName",
-                // DBUS_NAME_FLAG_DO_NOT_QUEUE
-                Some(&("org.freedesktop.Notifications", 4u32).to_variant()),
-                Some(glib::VariantTy::new("(u)").unwrap()),
-                gio::DBusCallFlags::NONE,
-                5000,
-                None::<&gio::Cancellable>,
-            )
-            .expect("RequestName");
-        assert_eq!(
-            owned.child_value(0).get::<u32>(),
-            Some(1),
-            "the test owns org.freedesktop.Notifications"
-        );
-        Self {
-            _connection: connection,
-            shown,
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
+    panic!("F10 did not open the window's menu");
+}
 
-    pub(crate) fn shown(&self) -> Vec<Shown> {
-        self.shown.lock().unwrap().clone()
+/// The pids of `pid`'s child processes.
+pub(crate) fn children(pid: u32) -> Vec<u32> {
+    let out = Command::new("pgrep")
+        .args(["-P", &pid.to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Waits up to `limit` for `check` to hold.
+pub(crate) fn wait_for(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !check() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
