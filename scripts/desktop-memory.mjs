@@ -42,34 +42,34 @@ if (!(kept && existsSync(kept))) await fill();
 console.error(`${desktop} on ${db}`);
 
 async function fill() {
-const listener = await startListener(["--source", `stripe=stripe:${SECRET}`], { db });
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-const send = (url, body) =>
-  new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: "POST",
-      agent,
-      headers: { "Content-Type": "application/json", "Stripe-Signature": stripeSignature(SECRET, body), "Content-Length": Buffer.byteLength(body) },
-    }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode));
+  const listener = await startListener(["--source", `stripe=stripe:${SECRET}`], { db });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const send = (url, body) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(url, {
+        method: "POST",
+        agent,
+        headers: { "Content-Type": "application/json", "Stripe-Signature": stripeSignature(SECRET, body), "Content-Length": Buffer.byteLength(body) },
+      }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode));
+      });
+      req.on("error", reject);
+      req.end(body);
     });
-    req.on("error", reject);
-    req.end(body);
-  });
-const now = Math.floor(Date.now() / 1000);
-let next = 0;
-const started = Date.now();
-await Promise.all(Array.from({ length: 64 }, async () => {
-  while (next < EVENTS) {
-    const i = next++;
-    const status = await send(`${listener.receiver}/stripe`, stripeEvent(`evt_mem_${i}`, "customer.updated", now, `cus_${i}`));
-    if (status !== 200) throw new Error(`delivery ${i} answered ${status}`);
-  }
-}));
-agent.destroy();
-await listener.stop({ keep: true });
-console.error(`${EVENTS} deliveries in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const now = Math.floor(Date.now() / 1000);
+  let next = 0;
+  const started = Date.now();
+  await Promise.all(Array.from({ length: 64 }, async () => {
+    while (next < EVENTS) {
+      const i = next++;
+      const status = await send(`${listener.receiver}/stripe`, stripeEvent(`evt_mem_${i}`, "customer.updated", now, `cus_${i}`));
+      if (status !== 200) throw new Error(`delivery ${i} answered ${status}`);
+    }
+  }));
+  agent.destroy();
+  await listener.stop({ keep: true });
+  console.error(`${EVENTS} deliveries in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 const mb = (kb) => (kb / 1024).toFixed(0);
