@@ -34,11 +34,13 @@ pub(crate) fn lean_webkit(view: &webkit2gtk::WebView) {
 
 /// Environment for WebKit's processes (they inherit the app's), each kept when already set:
 /// - `JSC_useJIT=0`: the UI's script is small and mostly waits; without the JIT the web
-///   process saves its compiled code and the JIT's own data (~8 MB PSS measured);
+///   process saves its compiled code and the JIT's own data (~9 MB PSS, debug build);
 /// - `WEBKIT_DISABLE_DMABUF_RENDERER=1`: with hardware acceleration off, the DMA-BUF renderer
 ///   (GPU buffers shared between the web process and the window) brings only its buffers and
-///   set-up (~15 MB PSS across the app and the web process, measured); it is also the usual
-///   cure for blank WebKitGTK windows on some GPU drivers.
+///   set-up (together with the JIT off: the web process ~13 MB PSS smaller in the release
+///   build, docs/benchmarks.md);
+///   it is also the usual cure for blank WebKitGTK windows on some GPU drivers.
+#[cfg(target_os = "linux")]
 pub(crate) const WEBKIT_ENV: &[(&str, &str)] =
     &[("JSC_useJIT", "0"), ("WEBKIT_DISABLE_DMABUF_RENDERER", "1")];
 
@@ -47,7 +49,7 @@ pub(crate) const WEBKIT_ENV: &[(&str, &str)] =
 /// (`set_var` is `unsafe`), but `exec` starts it afresh with a new one (same process id, same
 /// standard streams). Returns when nothing is missing, or when the exec failed (then the app
 /// runs as it is).
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 pub(crate) fn reexec_with_webkit_env() {
     use std::os::unix::process::CommandExt as _;
     let missing: Vec<_> = WEBKIT_ENV
@@ -69,5 +71,6 @@ pub(crate) fn reexec_with_webkit_env() {
     tracing::warn!("cannot restart with WebKit's lean settings ({failed}); running without them");
 }
 
-#[cfg(not(unix))]
+/// WebKitGTK's settings: nothing to do elsewhere.
+#[cfg(not(target_os = "linux"))]
 pub(crate) fn reexec_with_webkit_env() {}
