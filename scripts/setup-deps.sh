@@ -10,10 +10,14 @@ need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # openssh-server and openssh-client: the tunnel tests run a throwaway sshd on 127.0.0.1 (ssh -R).
 # chromium: the UI tests render the real UI in headless Chromium. WebKitGTK (dev), librsvg:
-# the desktop app (Tauri). Xvfb, x11-utils and imagemagick: the desktop test opens its window
-# on a virtual display and checks a screenshot of it.
+# the desktop app (Tauri). libayatana-appindicator3-1: the desktop app's tray icon (loaded at
+# run time; without it the app runs without a tray). Xvfb, x11-utils, imagemagick, xdotool, xclip
+# and dbus-daemon: the desktop test opens its window on a virtual display, checks a screenshot
+# of it, drives its menu with the keyboard, reads the clipboard, and receives its notifications
+# on a private bus.
 for pkg in build-essential pkg-config libssl-dev ca-certificates curl git openssh-server openssh-client chromium \
-    libwebkit2gtk-4.1-dev librsvg2-dev xvfb xauth x11-utils imagemagick; do
+    libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-1 xvfb xauth x11-utils imagemagick xdotool \
+    xclip dbus-daemon; do
   have_pkg "$pkg" || need_apt+=("$pkg")
 done
 # Python with venv (an existing python3 that can make a venv, e.g. pyenv's, is kept).

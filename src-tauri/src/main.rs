@@ -3,6 +3,20 @@
 //! user's database, then opens one window on the control API's UI with this run's token. The
 //! window is the same UI a browser gets from `hooklab ui`: nothing is re-implemented here, and
 //! the webview reaches Hooklab only through the token-protected loopback API.
+//!
+//! Around the window: a tray icon with the status and the actions, and the window's own menu
+//! with the same actions (`tray.rs`); links to elsewhere open in the system browser
+//! (`links.rs`); native notifications on a new dead letter or an invalid signature
+//! (`notify/`); export and import through native file dialogs (`transfer.rs`). All of it is
+//! native: the webview gets no Tauri command and no IPC.
+
+mod lean;
+mod links;
+mod notify;
+mod prefs;
+mod status;
+mod transfer;
+mod tray;
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -10,10 +24,14 @@ use hooklab_core::store::sqlite::SqliteStore;
 use hooklab_server::config::{Config, SourceConfig};
 use hooklab_server::control::discovery::{self, Discovery};
 use hooklab_server::runtime::{self, Running};
+use links::Navigation;
+use prefs::{Prefs, SharedPrefs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use tauri::webview::NewWindowResponse;
 use tauri::{Manager as _, RunEvent, WebviewUrl, WebviewWindowBuilder};
+use tauri_plugin_shell::ShellExt as _;
 
 /// Hooklab desktop: the webhook receiver, inspector and replay lab in a window.
 #[derive(Debug, Parser)]
@@ -35,48 +53,13 @@ struct Args {
     /// Print one JSON line with the receiver and control API addresses once started.
     #[arg(long)]
     print_ready: bool,
-    /// Where the window's size is remembered [default: window.json in the platform config
-    /// folder].
+    /// Where the window's size and the notification choices are remembered [default:
+    /// window.json in the platform config folder].
     #[arg(long, value_name = "FILE", hide = true)]
     window_state: Option<PathBuf>,
-}
-
-/// The window's size, remembered between runs (logical pixels).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-struct WindowState {
-    width: f64,
-    height: f64,
-}
-
-impl WindowState {
-    const DEFAULT: Self = Self {
-        width: 1280.0,
-        height: 800.0,
-    };
-
-    /// The remembered size, or the default (also for a missing, unreadable or absurd file).
-    fn load(path: Option<&std::path::Path>) -> Self {
-        path.and_then(|p| std::fs::read(p).ok())
-            .and_then(|bytes| serde_json::from_slice::<Self>(&bytes).ok())
-            .filter(|s| {
-                (720.0..=16384.0).contains(&s.width) && (480.0..=16384.0).contains(&s.height)
-            })
-            .unwrap_or(Self::DEFAULT)
-    }
-
-    fn save(self, path: &std::path::Path) {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        if let Ok(bytes) = serde_json::to_vec(&self) {
-            if let Err(e) = std::fs::write(path, bytes) {
-                tracing::warn!(
-                    "cannot remember the window's size in {}: {e}",
-                    path.display()
-                );
-            }
-        }
-    }
+    /// No tray icon (the window's Hooklab menu has the same actions).
+    #[arg(long)]
+    no_tray: bool,
 }
 
 fn main() -> ExitCode {
@@ -87,6 +70,7 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    lean::reexec_with_webkit_env();
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -126,14 +110,17 @@ fn run(args: Args) -> anyhow::Result<()> {
     config.control_port = Some(config.control_port.unwrap_or(0));
 
     let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(lean::WORKER_THREADS)
         .enable_all()
         .thread_name("hooklab-runtime")
         .build()
         .context("cannot start the async runtime")?;
-    let store =
-        Arc::new(SqliteStore::open(&db).with_context(|| format!("cannot open {}", db.display()))?);
+    let store = Arc::new(
+        SqliteStore::open_with(&db, lean::sqlite_options())
+            .with_context(|| format!("cannot open {}", db.display()))?,
+    );
     let running: Running = tokio
-        .block_on(runtime::start(config, store))
+        .block_on(runtime::start(config, store.clone()))
         .context("cannot start the receiver")?;
     let control = running.control().context("the control API did not start")?;
     let found = Discovery {
@@ -152,6 +139,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let window_url: tauri::Url = format!("{}/#token={}", found.url, found.token.expose())
         .parse()
         .context("the control API's address is not a URL")?;
+    let control_url = window_url.clone();
     if args.print_ready {
         println!(
             "{}",
@@ -175,17 +163,85 @@ fn run(args: Args) -> anyhow::Result<()> {
         directories::ProjectDirs::from("dev", "hooklab", "hooklab")
             .map(|d| d.config_dir().join("window.json"))
     });
-    let remembered = WindowState::load(state_path.as_deref());
+    let prefs = SharedPrefs::new(Prefs::load(state_path.as_deref()), state_path);
+    let remembered = prefs.get();
+    let status = status::Status::new(running.url(), running.tunnel_status());
+    let bus_for_tray = running.subscribe();
+    let bus_for_notes = running.subscribe();
+    let with_tray = !args.no_tray;
+    let setup_prefs = prefs.clone();
+    let importer = transfer::Importer::new(running.receiver().clone(), tokio.handle().clone());
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_shell::init())
+        .on_menu_event(|app, event| {
+            if let Some(menus) = app.try_state::<tray::Menus>() {
+                menus.on_event(app, &event);
+            }
+        })
         .setup(move |app| {
+            let prefs = setup_prefs;
+            let (menus, window_menu) = tray::Menus::build(
+                app.handle(),
+                db.clone(),
+                importer.clone(),
+                prefs.clone(),
+                &status,
+                with_tray,
+            )?;
+            let navigate = app.handle().clone();
+            let new_window = app.handle().clone();
+            let (nav_control, popup_control) = (control_url.clone(), control_url.clone());
             let window =
                 WebviewWindowBuilder::new(app, "main", WebviewUrl::External(window_url.clone()))
                     .title("Hooklab")
                     .inner_size(remembered.width, remembered.height)
                     .min_inner_size(720.0, 480.0)
+                    .menu(window_menu)
+                    // The window shows the control API and nothing else.
+                    .on_navigation(move |url| follow_link(&navigate, url, &nav_control))
+                    .on_new_window(move |url, _features| {
+                        follow_link(&new_window, &url, &popup_control);
+                        NewWindowResponse::Deny
+                    })
                     .build()?;
             #[cfg(target_os = "linux")]
-            window.with_webview(|webview| lean_webkit(&webview.inner()))?;
+            window.with_webview(|webview| lean::lean_webkit(&webview.inner()))?;
+            #[cfg(not(target_os = "linux"))]
+            let _ = &window;
+
+            // The tray's status and the notifications follow the events bus.
+            app.manage(menus);
+            let handle = app.handle().clone();
+            // Menu changes run on the GTK thread: handed over without waiting for it (a runtime
+            // worker that waited could deadlock the shutdown, which runs on that thread).
+            signals.spawn(status::follow(
+                bus_for_tray,
+                store.clone(),
+                status,
+                move |s| {
+                    let (status, app) = (s.clone(), handle.clone());
+                    let _ = handle.run_on_main_thread(move || {
+                        if let Some(menus) = app.try_state::<tray::Menus>() {
+                            menus.show_status(&status);
+                        }
+                    });
+                },
+            ));
+            #[cfg(target_os = "linux")]
+            {
+                let notes = notify::dbus::spawn()?;
+                signals.spawn(notify::run(
+                    bus_for_notes,
+                    prefs,
+                    notify::WINDOW,
+                    move |note| {
+                        let _ = notes.send(note);
+                    },
+                ));
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = (bus_for_notes, prefs);
+
             // SIGINT / SIGTERM close the app the way its window does: a graceful shutdown.
             let handle = app.handle().clone();
             if let Some(stop) = stop.take() {
@@ -200,7 +256,6 @@ fn run(args: Args) -> anyhow::Result<()> {
         .context("cannot start the desktop window (is a display available?)")?;
 
     let mut running = Some(running);
-    let mut size = remembered;
     app.run(move |app, event| {
         if let RunEvent::WindowEvent {
             event: tauri::WindowEvent::Resized(physical),
@@ -214,16 +269,14 @@ fn run(args: Args) -> anyhow::Result<()> {
                 .unwrap_or(1.0);
             let logical = physical.to_logical::<f64>(scale);
             if logical.width >= 1.0 && logical.height >= 1.0 {
-                size = WindowState {
-                    width: logical.width,
-                    height: logical.height,
-                };
+                prefs.update(false, |p| {
+                    p.width = logical.width;
+                    p.height = logical.height;
+                });
             }
         }
         if let RunEvent::Exit = event {
-            if let Some(path) = &state_path {
-                size.save(path);
-            }
+            prefs.save();
             if let Some(running) = running.take() {
                 // Stop accepting, finish in-flight requests, commit: as `hooklab listen` does.
                 if let Err(e) = tokio.block_on(running.shutdown()) {
@@ -234,6 +287,29 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     Ok(())
+}
+
+/// The webview asked to go to `url` (a link, a redirect, `window.open`): `true` lets it, for
+/// the control API's own pages; a link elsewhere opens in the system browser instead.
+fn follow_link(app: &tauri::AppHandle, url: &tauri::Url, control: &tauri::Url) -> bool {
+    match links::decide(url, control) {
+        Navigation::Stay => true,
+        Navigation::OpenExternally(target) => {
+            // `Shell::open` hands the URL to the system's opener (xdg-open, …); the plugin
+            // deprecated it for tauri-plugin-opener, which does the same.
+            #[allow(deprecated)]
+            if let Err(e) = app.shell().open(&target, None) {
+                tracing::warn!("cannot open {target} in the browser: {e}");
+            } else {
+                tracing::info!("opened {target} in the system browser");
+            }
+            false
+        }
+        Navigation::Block => {
+            tracing::warn!("the window may not go to {}", url.scheme());
+            false
+        }
+    }
 }
 
 /// SIGINT and SIGTERM, listened for from the moment they are registered.
@@ -270,22 +346,5 @@ impl StopSignals {
             let _ = &mut self;
             runtime::shutdown_signal().await;
         }
-    }
-}
-
-/// The UI is one page of text and tables: no GPU compositing (on machines without a GPU it
-/// costs memory for nothing), no back-forward page cache, and the document-viewer cache model
-/// (WebKit's smallest). Halves the idle web process.
-#[cfg(target_os = "linux")]
-fn lean_webkit(view: &webkit2gtk::WebView) {
-    use webkit2gtk::{
-        CacheModel, HardwareAccelerationPolicy, SettingsExt as _, WebContextExt as _, WebViewExt,
-    };
-    if let Some(settings) = WebViewExt::settings(view) {
-        settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
-        settings.set_enable_page_cache(false);
-    }
-    if let Some(context) = view.context() {
-        context.set_cache_model(CacheModel::DocumentViewer);
     }
 }

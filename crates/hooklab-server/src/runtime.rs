@@ -50,6 +50,8 @@ pub struct Running {
     tunnel: TunnelControl,
     /// The control API on its own loopback port, when configured.
     control: Option<ControlServer>,
+    /// The receiver (shared with the server task), for imports from the desktop app.
+    receiver: Receiver,
 }
 
 /// A running worker: fire (or drop) `stop`, then await `task` (it drains, bounded).
@@ -172,6 +174,7 @@ pub async fn start_with_clock(
         config.review_after,
         config.reconcile.clone(),
     ));
+    let handle = receiver.clone();
     let app = receiver
         .router()
         .into_make_service_with_connect_info::<TapConnection>();
@@ -196,6 +199,7 @@ pub async fn start_with_clock(
         maintenance,
         tunnel,
         control,
+        receiver: handle,
     })
 }
 
@@ -368,6 +372,11 @@ impl Running {
     /// The tunnel's status now, when a tunnel runs.
     pub fn tunnel_status(&self) -> Option<TunnelStatus> {
         self.tunnel.status()
+    }
+
+    /// The receiver: [`Receiver::import`] records a captured file through it.
+    pub fn receiver(&self) -> &Receiver {
+        &self.receiver
     }
 
     /// Starts and stops the tunnel at run time (the UI, the desktop tray).

@@ -11,12 +11,14 @@
 
 mod body;
 mod handler;
+mod import;
 mod ingest;
 mod judge;
 mod respond;
 mod tap;
 mod url;
 
+pub use import::ImportError;
 pub use ingest::{IngestError, Ingested};
 pub use tap::{TapConnection, TapListener, TapStream};
 pub use url::PublicUrl;

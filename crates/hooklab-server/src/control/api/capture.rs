@@ -6,7 +6,7 @@
 //! leaves the process.
 
 use super::*;
-use hooklab_core::capture::{self, Capture, ExportFormat, Format};
+use hooklab_core::capture::{self, ExportFormat, Format};
 
 /// The largest file `POST /api/import` takes.
 const IMPORT_MAX_BYTES: usize = 64 * 1024 * 1024;
@@ -46,97 +46,20 @@ pub(super) async fn import(data: &DataState, query: &str, req: Request) -> Answe
                 ),
             )
         })?;
-    let (format, capture) = capture::read(&bytes, format, &capture::no_files).map_err(|e| {
-        Problem::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "bad_capture",
-            e.to_string(),
-        )
-    })?;
-    let requests = match capture {
-        Capture::Database => {
-            return Err(Problem::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "database_export",
-                "this is a whole-database export: import it into a new database with \
-                 `hooklab import FILE --db NEW.db`",
-            ));
-        }
-        Capture::Requests(requests) => requests,
-        Capture::Event { body, provider } => {
-            vec![event_request(data, source.as_deref(), &body, provider)?]
-        }
-    };
-    let source = match format {
-        // The event was wrapped for its source: its path names it.
-        Format::Event => None,
-        _ => source,
-    };
-    let origin = format!("import:{format}");
-    let mut imported = Vec::with_capacity(requests.len());
-    for request in requests {
-        let done = receiver
-            .ingest(source.as_deref(), request, &origin)
-            .await
-            .map_err(|e| Problem::new(StatusCode::SERVICE_UNAVAILABLE, "storage", e.to_string()))?;
-        imported.push(done);
-    }
+    let (format, imported) = receiver
+        .import(&bytes, format, source.as_deref())
+        .await
+        .map_err(|e| {
+            let status = match e {
+                crate::receiver::ImportError::Storage => StatusCode::SERVICE_UNAVAILABLE,
+                _ => StatusCode::UNPROCESSABLE_ENTITY,
+            };
+            Problem::new(status, e.code(), e.to_string())
+        })?;
     ok(&Imported {
         format: format.as_str().to_string(),
         imported,
     })
-}
-
-/// A provider's event wrapped for `source` (or the first source of the provider its shape
-/// suggests) and signed now with that source's first secret.
-fn event_request(
-    data: &DataState,
-    source: Option<&str>,
-    body: &[u8],
-    detected: Option<hooklab_core::provider::ProviderId>,
-) -> Result<hooklab_core::request::RawRequest, Problem> {
-    let sources = data.source_configs();
-    let unprocessable =
-        |code, message: String| Problem::new(StatusCode::UNPROCESSABLE_ENTITY, code, message);
-    let config = match (source, detected) {
-        (Some(name), _) => sources.iter().find(|s| s.name == name).ok_or_else(|| {
-            unprocessable("unknown_source", format!("no source named `{name}`"))
-        })?,
-        (None, Some(provider)) => sources.iter().find(|s| s.provider == provider).ok_or_else(|| {
-            unprocessable(
-                "no_source",
-                format!("this looks like a {provider} event, and no source verifies {provider}: add one, or pass `source`"),
-            )
-        })?,
-        (None, None) => {
-            return Err(unprocessable(
-                "which_source",
-                "cannot tell which provider sent this event: pass `source`".into(),
-            ));
-        }
-    };
-    let secret = config.secrets.first().ok_or_else(|| {
-        unprocessable(
-            "no_secret",
-            format!(
-                "source `{}` has no secret to sign the event with",
-                config.name
-            ),
-        )
-    })?;
-    let base = data
-        .receiver_addr
-        .map_or_else(|| "http://localhost".to_string(), |a| format!("http://{a}"));
-    let url = format!("{base}/{}", config.name);
-    capture::event::wrap(capture::event::Wrap {
-        body,
-        provider: config.provider,
-        options: &config.options,
-        secret,
-        url: &url,
-        now: UnixMillis::now(),
-    })
-    .map_err(|e| unprocessable("cannot_sign", e.to_string()))
 }
 
 pub(super) async fn export(data: &DataState, text: &str, query: &str) -> Answer {
