@@ -111,6 +111,29 @@ fn replays_resign_and_every_negative_variant_gets_its_reason() {
         "re-signing keeps the body byte-exact"
     );
 
+    // Without --to: through the running listener of this database, at the delivery's path.
+    let out = Command::new(BIN)
+        .args([
+            "replay",
+            &id.to_string(),
+            "--resign",
+            "--json",
+            "--secret",
+            SECRET,
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sent["to"], format!("http://{}/stripe", listener.addr()));
+    assert_eq!(newest(&db)["verdict"], "valid");
+
     // The byte diff: re-signing changed the signature header and added the link, not the body.
     let diff = |b: &serde_json::Value, json: bool| {
         let mut cmd = Command::new(BIN);

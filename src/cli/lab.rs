@@ -13,9 +13,10 @@ pub(crate) struct ReplayArgs {
     /// The delivery to replay (its id, as `hooklab events list` shows it).
     pub(crate) id: i64,
     /// Where to send it: the receiver's source URL (so it goes through the pipeline again) or
-    /// your app's URL. http:// only.
+    /// your app's URL. http:// only. [default: the delivery's path on the running `hooklab
+    /// listen` of this database]
     #[arg(long, value_name = "URL")]
-    pub(crate) to: String,
+    pub(crate) to: Option<String>,
     /// Re-sign it now with the source's secret (same as --variant resigned).
     #[arg(long, conflicts_with = "variant")]
     pub(crate) resign: bool,
@@ -40,9 +41,10 @@ pub(crate) struct InjectArgs {
     /// The delivery to copy.
     pub(crate) id: i64,
     /// Where to send the copies: the receiver's source URL (Hooklab's dedupe) or your app's URL
-    /// (your handler's). http:// only.
+    /// (your handler's). http:// only. [default: the delivery's path on the running `hooklab
+    /// listen` of this database]
     #[arg(long, value_name = "URL")]
-    pub(crate) to: String,
+    pub(crate) to: Option<String>,
     /// How many copies.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub(crate) copies: u32,

@@ -23,7 +23,8 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (None, true) => Variant::Resigned,
         (None, false) => Variant::AsRecorded,
     };
-    let target = Target::parse(&args.to)?;
+    let to = target_url(&args.db, args.id, args.to.as_deref())?;
+    let target = Target::parse(&to)?;
     let runtime = runtime()?;
     let request = runtime.block_on(prepare(
         &args.db,
@@ -42,7 +43,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let Some(status) = result.status else {
         bail!(
             "cannot send the replay to {}: {}",
-            args.to,
+            to,
             result.error.unwrap_or_default()
         );
     };
@@ -52,7 +53,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             serde_json::json!({
                 "replay_of": args.id,
                 "variant": variant.as_str(),
-                "to": args.to,
+                "to": to,
                 "status": status,
             })
         );
@@ -61,7 +62,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             "Replayed #{} ({}) to {}: HTTP {status}",
             args.id,
             variant.as_str(),
-            args.to
+            to
         );
     }
     Ok(if (200..300).contains(&status) {
@@ -69,6 +70,30 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--to`, else delivery `id`'s path (and query) on the running `hooklab listen` of the
+/// database, so the replay goes through its pipeline.
+fn target_url(db: &crate::cli::DbArg, id: i64, to: Option<&str>) -> anyhow::Result<String> {
+    if let Some(to) = to {
+        return Ok(to.to_string());
+    }
+    let running =
+        super::running_instance(db).map_err(|e| anyhow::anyhow!("{e:#}; or give --to URL"))?;
+    let store = hooklab_core::store::sqlite::SqliteStore::open_read_only(&db_path(db)?)?;
+    let delivery = store.get(id)?.with_context(|| {
+        format!("no delivery #{id} in this database (see `hooklab events list`)")
+    })?;
+    let query = delivery
+        .record
+        .query
+        .as_deref()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
+    Ok(format!(
+        "{}{}{query}",
+        running.receiver, delivery.record.path
+    ))
 }
 
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -104,7 +129,7 @@ pub(crate) fn inject(args: crate::cli::InjectArgs) -> anyhow::Result<ExitCode> {
     } else {
         Variant::AsRecorded
     };
-    let target = Target::parse(&args.to)?;
+    let target = Target::parse(&target_url(&args.db, args.id, args.to.as_deref())?)?;
     let probe = args.probe.as_deref().map(Target::parse).transpose()?;
     let mode = if args.concurrent {
         Mode::Concurrent
