@@ -198,36 +198,15 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
-fn bytes_json(b: &[u8]) -> Value {
-    match std::str::from_utf8(b) {
-        Ok(s) => Value::String(s.to_string()),
-        Err(_) => {
-            use base64::Engine as _;
-            json!({ "base64": base64::engine::general_purpose::STANDARD.encode(b) })
-        }
-    }
+/// Bytes as JSON: the text when UTF-8, else `{"base64": …}` (the core's).
+pub(crate) fn bytes_json(b: &[u8]) -> Value {
+    hooklab_core::capture::json::bytes_value(b)
 }
 
+/// One delivery as JSON: the shape `hooklab import` reads back (the core's, so the two never
+/// drift apart).
 pub(crate) fn delivery_json(d: &Delivery) -> Value {
-    let r = &d.record;
-    json!({
-        "id": d.id,
-        "received_at": r.received_at.to_rfc3339(),
-        "source": r.source,
-        "provider": r.provider,
-        "method": r.method,
-        "path": r.path,
-        "query": r.query,
-        "remote_addr": r.remote_addr,
-        "headers": r.headers.iter().map(|h| json!([h.name, bytes_json(&h.value)])).collect::<Vec<_>>(),
-        "body": bytes_json(&r.body),
-        "body_size": r.body_size,
-        "body_refused": r.body_refused,
-        "verdict": r.verdict,
-        "metadata": r.metadata,
-        "status": r.response_status,
-        "duplicate_of": d.duplicate_of,
-    })
+    hooklab_core::capture::json::delivery_value(d)
 }
 
 pub(crate) fn delivery_text(d: &Delivery) -> String {

@@ -122,6 +122,58 @@ impl<'a> Request<'a> {
     }
 }
 
+/// One run of the edit script: its change, its range in `a` (empty when added) and in `b`
+/// (empty when removed). A replacement is a removal then an addition.
+struct Run {
+    change: Change,
+    a: std::ops::Range<usize>,
+    b: std::ops::Range<usize>,
+}
+
+fn runs(ops: &[DiffOp]) -> Vec<Run> {
+    let run = |change, a: usize, a_len: usize, b: usize, b_len: usize| Run {
+        change,
+        a: a..a + a_len,
+        b: b..b + b_len,
+    };
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        match *op {
+            DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => out.push(run(Change::Equal, old_index, len, new_index, len)),
+            DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            } => out.push(run(Change::Removed, old_index, old_len, new_index, 0)),
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => out.push(run(Change::Added, old_index, 0, new_index, new_len)),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                out.push(run(Change::Removed, old_index, old_len, new_index, 0));
+                out.push(run(
+                    Change::Added,
+                    old_index + old_len,
+                    0,
+                    new_index,
+                    new_len,
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Headers in arrival order; names compared case-insensitively, values exactly.
 pub fn headers(a: &[Header], b: &[Header]) -> Vec<HeaderChange> {
     let key = |h: &Header| (h.name.to_ascii_lowercase(), h.value.clone());
@@ -134,51 +186,13 @@ pub fn headers(a: &[Header], b: &[Header]) -> Vec<HeaderChange> {
         value: String::from_utf8_lossy(&h.value).into_owned(),
     };
     let mut out = Vec::with_capacity(a.len().max(b.len()));
-    for op in ops {
-        match op {
-            DiffOp::Equal { new_index, len, .. } => {
-                out.extend(
-                    b[new_index..new_index + len]
-                        .iter()
-                        .map(|h| line(Change::Equal, h)),
-                );
-            }
-            DiffOp::Delete {
-                old_index, old_len, ..
-            } => {
-                out.extend(
-                    a[old_index..old_index + old_len]
-                        .iter()
-                        .map(|h| line(Change::Removed, h)),
-                );
-            }
-            DiffOp::Insert {
-                new_index, new_len, ..
-            } => {
-                out.extend(
-                    b[new_index..new_index + new_len]
-                        .iter()
-                        .map(|h| line(Change::Added, h)),
-                );
-            }
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => {
-                out.extend(
-                    a[old_index..old_index + old_len]
-                        .iter()
-                        .map(|h| line(Change::Removed, h)),
-                );
-                out.extend(
-                    b[new_index..new_index + new_len]
-                        .iter()
-                        .map(|h| line(Change::Added, h)),
-                );
-            }
-        }
+    for run in runs(&ops) {
+        // Equal and added lines as `b` has them (the names' case may differ), removed as `a`.
+        let lines = match run.change {
+            Change::Removed => &a[run.a],
+            Change::Equal | Change::Added => &b[run.b],
+        };
+        out.extend(lines.iter().map(|h| line(run.change, h)));
     }
     out
 }
@@ -224,34 +238,10 @@ pub fn bytes(a: &[u8], b: &[u8]) -> BodyDiff {
             text: escape(run),
         });
     };
-    for op in ops {
-        match op {
-            DiffOp::Equal { old_index, len, .. } => {
-                push(Change::Equal, old_index, &a[old_index..old_index + len]);
-            }
-            DiffOp::Delete {
-                old_index, old_len, ..
-            } => push(
-                Change::Removed,
-                old_index,
-                &a[old_index..old_index + old_len],
-            ),
-            DiffOp::Insert {
-                new_index, new_len, ..
-            } => push(Change::Added, new_index, &b[new_index..new_index + new_len]),
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => {
-                push(
-                    Change::Removed,
-                    old_index,
-                    &a[old_index..old_index + old_len],
-                );
-                push(Change::Added, new_index, &b[new_index..new_index + new_len]);
-            }
+    for run in runs(&ops) {
+        match run.change {
+            Change::Equal | Change::Removed => push(run.change, run.a.start, &a[run.a]),
+            Change::Added => push(run.change, run.b.start, &b[run.b]),
         }
     }
     BodyDiff {
