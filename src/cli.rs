@@ -524,6 +524,9 @@ pub(crate) struct EventsListArgs {
     /// Only duplicates (deliveries whose idempotency key an earlier delivery claimed).
     #[arg(long)]
     pub(crate) duplicates: bool,
+    /// Only deliveries whose idempotency key is now processing, completed or failed.
+    #[arg(long, value_name = "STATUS")]
+    pub(crate) key_status: Option<hooklab_core::store::KeyStatus>,
     /// Full-text search in the body, headers, path, event id, event type and key (ASCII
     /// letters case-insensitive), or a delivery id.
     #[arg(long, short = 's', value_name = "TEXT")]

@@ -32,6 +32,7 @@ pub(crate) fn list(args: EventsListArgs) -> anyhow::Result<ExitCode> {
         duplicates_only: args.duplicates,
         search: args.search.clone(),
         duplicate_of: None,
+        key_status: args.key_status,
     };
     let rows = store.list(&filter)?;
     if args.json {

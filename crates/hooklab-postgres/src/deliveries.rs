@@ -179,6 +179,13 @@ pub(crate) async fn list(
     if let Some(first) = filter.duplicate_of {
         params.condition("duplicate_of = ", Param::Int(first));
     }
+    if let Some(status) = filter.key_status {
+        let status = params.bind(Param::Text(status.as_str().into()));
+        params.raw_condition(&format!(
+            "EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.scope = deliveries.provider \
+             AND k.key = deliveries.idempotency_key AND deliveries.verdict <> 'invalid' AND k.status = {status})"
+        ));
+    }
     if let Some(search) = &filter.search {
         // As SQLite: text columns case-insensitively (`ILIKE`), the body as bytes (exact),
         // then the id.

@@ -83,6 +83,7 @@ export class Api {
     /** Full-text search on the server (body, headers, path, ids, type, key). */
     q?: string;
     duplicates?: boolean;
+    key_status?: string;
   }) {
     const q = new URLSearchParams();
     if (params.before) q.set("before", String(params.before));
@@ -90,6 +91,7 @@ export class Api {
     if (params.verdict) q.set("verdict", params.verdict);
     if (params.q) q.set("q", params.q);
     if (params.duplicates) q.set("duplicates", "true");
+    if (params.key_status) q.set("key_status", params.key_status);
     q.set("limit", String(params.limit ?? 500));
     return this.call<Page>(`/api/events?${q}`);
   }

@@ -374,6 +374,8 @@ pub struct DeliveryFilter {
     pub duplicates_only: bool,
     /// Only the duplicates of this delivery (those whose key it claimed first).
     pub duplicate_of: Option<DeliveryId>,
+    /// Only deliveries whose idempotency key has this status now.
+    pub key_status: Option<KeyStatus>,
     /// Full-text search: deliveries whose body, headers, path, event id, event type or
     /// idempotency key contain this text (case-insensitive for ASCII letters; the body is
     /// searched as bytes, so any UTF-8 text is found), or whose id is this number. A scan:

@@ -189,6 +189,7 @@ pub(crate) async fn duplicates_of_one_delivery_are_listed(engine: Engine) {
     let store = &*opened.store;
     let keyed = |key: &str| {
         let mut d = delivery("stripe", valid(), key.as_bytes());
+        d.metadata.idempotency_key = Some(key.into());
         d.idempotency = Some(IdempotencyClaim {
             scope: "stripe".into(),
             key: key.into(),
@@ -226,4 +227,29 @@ pub(crate) async fn duplicates_of_one_delivery_are_listed(engine: Engine) {
         ..Default::default()
     };
     assert_eq!(store.list(all_dups).await.unwrap().len(), 6);
+
+    // By the key's status now: evt_b failed, so its four deliveries list under `failed`.
+    store
+        .set_key_status("stripe".into(), "evt_b".into(), KeyStatus::Failed)
+        .await
+        .unwrap();
+    let by = |status| DeliveryFilter {
+        key_status: Some(status),
+        ..Default::default()
+    };
+    let failed = store.list(by(KeyStatus::Failed)).await.unwrap();
+    assert_eq!(failed.len(), 4);
+    assert!(
+        failed
+            .iter()
+            .all(|d| d.idempotency_key.as_deref() == Some("evt_b"))
+    );
+    assert_eq!(store.list(by(KeyStatus::Completed)).await.unwrap().len(), 4);
+    assert!(
+        store
+            .list(by(KeyStatus::Processing))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

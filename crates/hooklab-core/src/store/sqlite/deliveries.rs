@@ -9,7 +9,7 @@ use super::headers;
 use crate::clock::UnixMillis;
 use crate::metadata::Metadata;
 use crate::store::{
-    Delivery, DeliveryFilter, DeliveryId, DeliverySummary, NewDelivery, StoreError,
+    Delivery, DeliveryFilter, DeliveryId, DeliverySummary, KeyStatus, NewDelivery, StoreError,
     verdict_from_json, verdict_to_json,
 };
 use crate::verdict::Status;
@@ -128,6 +128,7 @@ pub(super) fn list(
     let mut sql = String::from(SELECT_SUMMARY);
     let mut args: Vec<&dyn ToSql> = Vec::with_capacity(12);
     let verdict = filter.verdict.map(Status::as_str);
+    let key_status = filter.key_status.map(KeyStatus::as_str);
     let conditions = [
         (
             "source = ?",
@@ -142,6 +143,11 @@ pub(super) fn list(
         (
             "duplicate_of = ?",
             filter.duplicate_of.as_ref().map(|d| d as &dyn ToSql),
+        ),
+        (
+            "EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.scope = deliveries.provider \
+             AND k.key = deliveries.idempotency_key AND deliveries.verdict <> 'invalid' AND k.status = ?)",
+            key_status.as_ref().map(|s| s as &dyn ToSql),
         ),
     ];
     let mut written = 0;

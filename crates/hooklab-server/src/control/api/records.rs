@@ -33,6 +33,10 @@ pub(super) async fn list_events(data: &DataState, query: &str) -> Answer {
         duplicates_only: matches!(param(&p, "duplicates"), Some("true" | "1")),
         search: param(&p, "q").map(str::to_string),
         duplicate_of: number(&p, "duplicate_of")?,
+        key_status: match param(&p, "key_status") {
+            None => None,
+            Some(s) => Some(key_status(s)?),
+        },
     };
     let items = data
         .store
@@ -218,19 +222,21 @@ pub(super) async fn raw_body(data: &DataState, text: &str) -> Answer {
     Ok(response)
 }
 
+/// `processing`, `completed` or `failed`.
+fn key_status(text: &str) -> Result<KeyStatus, Problem> {
+    match text {
+        "processing" => Ok(KeyStatus::Processing),
+        "completed" => Ok(KeyStatus::Completed),
+        "failed" => Ok(KeyStatus::Failed),
+        other => Err(Problem::bad(format!(
+            "a key status is processing, completed or failed, not `{other}`"
+        ))),
+    }
+}
+
 pub(super) async fn list_keys(data: &DataState, query: &str) -> Answer {
     let p = params(query);
-    let status = match param(&p, "status") {
-        None => None,
-        Some("processing") => Some(KeyStatus::Processing),
-        Some("completed") => Some(KeyStatus::Completed),
-        Some("failed") => Some(KeyStatus::Failed),
-        Some(other) => {
-            return Err(Problem::bad(format!(
-                "`status` is processing, completed or failed, not `{other}`"
-            )));
-        }
-    };
+    let status = param(&p, "status").map(key_status).transpose()?;
     let filter = KeyFilter {
         limit: Some(limit(&p, 500)?),
         scope: param(&p, "scope").map(str::to_string),
