@@ -48,7 +48,7 @@ pub(crate) enum Command {
     Verify(VerifyArgs),
     /// Print the headers a provider would send for a body (to test your own verifier).
     Sign(SignArgs),
-    /// List or show recorded deliveries.
+    /// List, search, show or compare recorded deliveries.
     #[command(subcommand)]
     Events(EventsCommand),
     /// Idempotency keys: each event's deliveries collapsed onto one key, duplicates counted.
