@@ -69,12 +69,7 @@ pub(super) async fn export(data: &DataState, text: &str, query: &str) -> Answer 
         .unwrap_or("json")
         .parse()
         .map_err(Problem::bad)?;
-    let delivery = data
-        .store
-        .get(id)
-        .await
-        .map_err(|e| Problem::store(&e))?
-        .ok_or_else(|| Problem::not_found("delivery"))?;
+    let delivery = load_delivery(data, id).await?;
     let bytes = capture::export(std::slice::from_ref(&delivery), format);
     let mut response = Response::new(Body::from(bytes));
     let headers = response.headers_mut();

@@ -329,6 +329,23 @@ async fn read_json<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(&body).map_err(|e| Problem::bad(format!("{expected}: {e}")))
 }
 
+/// Delivery `id`, whole; a 404 when there is none.
+async fn load_delivery(
+    data: &DataState,
+    id: DeliveryId,
+) -> Result<hooklab_core::store::Delivery, Problem> {
+    data.store
+        .get(id)
+        .await
+        .map_err(|e| Problem::store(&e))?
+        .ok_or_else(|| Problem::not_found("delivery"))
+}
+
+/// A boolean query parameter: `true` or `1`.
+fn flag(params: &[(String, String)], name: &str) -> bool {
+    matches!(param(params, name), Some("true" | "1"))
+}
+
 fn id(text: &str) -> Result<DeliveryId, Problem> {
     text.parse()
         .map_err(|_| Problem::bad(format!("`{text}` is not a delivery id")))

@@ -30,7 +30,7 @@ pub(super) async fn list_events(data: &DataState, query: &str) -> Answer {
         verdict,
         before: number(&p, "before")?,
         event_type: param(&p, "event_type").map(str::to_string),
-        duplicates_only: matches!(param(&p, "duplicates"), Some("true" | "1")),
+        duplicates_only: flag(&p, "duplicates"),
         search: param(&p, "q").map(str::to_string),
         duplicate_of: number(&p, "duplicate_of")?,
         key_status: match param(&p, "key_status") {
@@ -91,12 +91,7 @@ pub(crate) struct DeliveryView {
 pub(super) async fn show_event(data: &DataState, text: &str) -> Answer {
     use base64::Engine as _;
     let id = id(text)?;
-    let delivery = data
-        .store
-        .get(id)
-        .await
-        .map_err(|e| Problem::store(&e))?
-        .ok_or_else(|| Problem::not_found("delivery"))?;
+    let delivery = load_delivery(data, id).await?;
     let attempts = data
         .store
         .attempts(id)
@@ -171,12 +166,7 @@ pub(super) async fn diff(data: &DataState, query: &str) -> Answer {
     for name in ["a", "b"] {
         let id: DeliveryId = number(&p, name)?
             .ok_or_else(|| Problem::bad(format!("`{name}` (a delivery id) is required")))?;
-        let delivery = data
-            .store
-            .get(id)
-            .await
-            .map_err(|e| Problem::store(&e))?
-            .ok_or_else(|| Problem::not_found("delivery"))?;
+        let delivery = load_delivery(data, id).await?;
         sides.push(delivery.record);
     }
     // A large body's diff takes CPU time (bounded by the diff's deadline): off the runtime.
@@ -197,12 +187,7 @@ pub(super) async fn diff(data: &DataState, query: &str) -> Answer {
 
 pub(super) async fn raw_body(data: &DataState, text: &str) -> Answer {
     let id = id(text)?;
-    let delivery = data
-        .store
-        .get(id)
-        .await
-        .map_err(|e| Problem::store(&e))?
-        .ok_or_else(|| Problem::not_found("delivery"))?;
+    let delivery = load_delivery(data, id).await?;
     let mut response = Response::new(Body::from(delivery.record.body));
     let headers = response.headers_mut();
     headers.insert(
@@ -241,7 +226,7 @@ pub(super) async fn list_keys(data: &DataState, query: &str) -> Answer {
         limit: Some(limit(&p, 500)?),
         scope: param(&p, "scope").map(str::to_string),
         status,
-        duplicates_only: param(&p, "duplicates").is_some_and(|v| v == "true" || v == "1"),
+        duplicates_only: flag(&p, "duplicates"),
         key: param(&p, "key").map(str::to_string),
     };
     let keys = data

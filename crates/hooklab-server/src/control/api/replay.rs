@@ -71,12 +71,7 @@ pub(super) async fn replay(data: &DataState, id: &str, req: Request) -> Answer {
             "an edited replay is `resigned` or `as-recorded`; the negative variants apply to the recorded request",
         ));
     }
-    let mut delivery = data
-        .store
-        .get(id)
-        .await
-        .map_err(|e| Problem::store(&e))?
-        .ok_or_else(|| Problem::not_found("delivery"))?;
+    let mut delivery = load_delivery(data, id).await?;
     let edited = wanted.edit.is_some();
     if let Some(edit) = wanted.edit {
         delivery.record.headers = edit
