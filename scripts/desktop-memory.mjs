@@ -77,7 +77,7 @@ const totals = [];
 const uss = [];
 for (let run = 1; run <= RUNS; run++) {
   const display = freeDisplay();
-  const xvfb = spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], { stdio: "ignore" });
+  const xvfb = spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"], { stdio: "ignore" });
   await new Promise((r) => setTimeout(r, 1000));
   const app = spawn(desktop, ["--db", db, "--port", "0", "--source", `stripe=stripe:${SECRET}`, "--window-state", path.join(dir, "window.json"), ...(process.env.HOOKLAB_DESKTOP_ARGS ?? "").split(" ").filter(Boolean)], {
     env: { ...process.env, DISPLAY: display },

@@ -90,11 +90,17 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
         if window_titles(&display.name).contains("\"Hooklab\"") {
             break;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no Hooklab window:\n{}",
-            window_titles(&display.name)
-        );
+        if started.elapsed() > Duration::from_secs(60) {
+            let exited = app.try_wait().unwrap();
+            let _ = app.kill();
+            panic!(
+                "no Hooklab window on {} (the app {}):\n{}\napp's log:\n{}",
+                display.name,
+                exited.map_or("still runs".to_string(), |s| format!("exited: {s}")),
+                window_titles(&display.name),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
         std::thread::sleep(Duration::from_millis(200));
     }
 

@@ -102,7 +102,7 @@ const desktop = process.env.HOOKLAB_DESKTOP;
 if (desktop && existsSync(desktop)) {
   const dir = mkdtempSync(path.join(tmpdir(), "hooklab-desktop-bench-"));
   const display = ":97";
-  const xvfb = spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], { stdio: "ignore" });
+  const xvfb = spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"], { stdio: "ignore" });
   await new Promise((r) => setTimeout(r, 1000));
   const app = spawn(desktop, ["--db", path.join(dir, "h.db"), "--port", "0", "--source", `stripe=stripe:${SECRET}`], {
     env: { ...process.env, DISPLAY: display },

@@ -4,59 +4,65 @@
 
 pub(crate) mod notifications;
 
-use std::io::{Read as _, Write as _};
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// An Xvfb server on a free display number; killed on drop.
 pub(crate) struct Display {
     child: Child,
+    /// Kept open: a write to a closed pipe would end the server.
+    _stdout: BufReader<ChildStdout>,
     pub(crate) name: String,
 }
 
 impl Display {
+    /// Xvfb picks the display number itself (`-displayfd`): it takes a free one (or one whose
+    /// lock file a dead server left behind), and writes the number on its standard output only
+    /// once it accepts connections. Guessing a number instead raced with the stale lock files
+    /// and sockets that killed servers leave in /tmp: a test could see an old socket and start
+    /// the app before the new server listened. `-noreset`: by default an X server resets
+    /// when its last client leaves, and a client that connects meanwhile is refused — the
+    /// test's own `xwininfo` polls leaving just as the app connected killed the app's GTK.
     pub(crate) fn start() -> Self {
-        for n in 90..140 {
-            // A display is in use while the process its lock file names runs; a stale lock
-            // (its server was killed) is Xvfb's to take over.
-            let holder = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).unwrap_or_default();
-            let holder = holder.trim();
-            if !holder.is_empty() && Path::new(&format!("/proc/{holder}")).exists() {
-                continue;
-            }
-            let name = format!(":{n}");
-            let mut child = Command::new("Xvfb")
-                .args([&name, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("`Xvfb` is not installed: `apt-get install xvfb` (scripts/setup-deps.sh does it)");
-            // Tests run in parallel: the display is this test's only when its lock file names
-            // this Xvfb (another test's may have taken the number meanwhile; then this one
-            // exits, and the next number is tried).
-            let started = Instant::now();
-            let ours = child.id().to_string();
-            let mut taken = false;
-            while started.elapsed() < Duration::from_secs(10) {
-                let lock = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).unwrap_or_default();
-                if lock.trim() == ours && Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
-                    return Self { child, name };
-                }
-                if child.try_wait().unwrap().is_some() {
-                    taken = true;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
+        // One start at a time: two servers taking over the same stale lock file at once can
+        // both believe they own its display (each removes the lock it read as stale, which may
+        // be the other's fresh one).
+        static STARTING: Mutex<()> = Mutex::new(());
+        let _one_at_a_time = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+        let mut child = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+                "-noreset",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect(
+                "`Xvfb` is not installed: `apt-get install xvfb` (scripts/setup-deps.sh does it)",
+            );
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut number = String::new();
+        let read = stdout.read_line(&mut number);
+        let number = number.trim();
+        if read.is_err() || number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
             let _ = child.kill();
-            let _ = child.wait();
-            if !taken {
-                panic!("Xvfb {name} did not start");
-            }
+            let status = child.wait();
+            panic!("Xvfb did not start (it printed {number:?} for its display; {status:?})");
         }
-        panic!("no free X display number between :90 and :139 (each runs an Xvfb)");
+        Self {
+            child,
+            _stdout: stdout,
+            name: format!(":{number}"),
+        }
     }
 }
 
