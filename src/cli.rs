@@ -341,69 +341,34 @@ pub(crate) struct BodyArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "generic-hmac / token options")]
 pub(crate) struct GenericArgs {
     /// generic-hmac: the signature header.
-    #[arg(
-        long,
-        value_name = "NAME",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "NAME")]
     pub(crate) hmac_header: Option<String>,
     /// generic-hmac: sha1, sha256 or sha512.
-    #[arg(
-        long,
-        value_name = "ALG",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "ALG")]
     pub(crate) hmac_algorithm: Option<String>,
     /// generic-hmac: hex or base64.
-    #[arg(
-        long,
-        value_name = "ENC",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "ENC")]
     pub(crate) hmac_encoding: Option<String>,
     /// generic-hmac: a prefix before the signature, e.g. `sha256=`.
-    #[arg(
-        long,
-        value_name = "PREFIX",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "PREFIX")]
     pub(crate) hmac_prefix: Option<String>,
     /// generic-hmac: what is signed, over {body} {timestamp} {id} {url}, e.g. `{timestamp}.{body}`.
-    #[arg(
-        long,
-        value_name = "TEMPLATE",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "TEMPLATE")]
     pub(crate) hmac_template: Option<String>,
     /// generic-hmac: the header carrying {timestamp}.
-    #[arg(
-        long,
-        value_name = "NAME",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "NAME")]
     pub(crate) hmac_timestamp_header: Option<String>,
     /// generic-hmac: the header carrying {id}.
-    #[arg(
-        long,
-        value_name = "NAME",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "NAME")]
     pub(crate) hmac_id_header: Option<String>,
     /// token: the header that must equal the secret.
-    #[arg(
-        long,
-        value_name = "NAME",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "NAME")]
     pub(crate) token_header: Option<String>,
     /// token: text before the token, e.g. `Bearer ` (the default); `""` for none.
-    #[arg(
-        long,
-        value_name = "PREFIX",
-        help_heading = "generic-hmac / token options"
-    )]
+    #[arg(long, value_name = "PREFIX")]
     pub(crate) token_prefix: Option<String>,
 }
 
@@ -434,11 +399,12 @@ pub(crate) struct VerifyArgs {
     /// Tolerance in seconds, replacing the provider's default (0 disables the check).
     #[arg(long, value_name = "SECS")]
     pub(crate) tolerance: Option<u64>,
-    #[command(flatten)]
-    pub(crate) generic: GenericArgs,
     /// Print the verdict as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    // Last: its heading applies to what follows it.
+    #[command(flatten)]
+    pub(crate) generic: GenericArgs,
 }
 
 #[derive(Debug, Args)]
@@ -468,11 +434,12 @@ pub(crate) struct SignArgs {
     /// Where to write the signed body, for providers that sign inside the body (Adyen, Wompi).
     #[arg(long, value_name = "FILE")]
     pub(crate) body_out: Option<PathBuf>,
-    #[command(flatten)]
-    pub(crate) generic: GenericArgs,
     /// Print `{"headers": [[name, value]…], "body": …, "url": …}`.
     #[arg(long)]
     pub(crate) json: bool,
+    // Last: its heading applies to what follows it.
+    #[command(flatten)]
+    pub(crate) generic: GenericArgs,
 }
 
 #[derive(Debug, Subcommand)]
