@@ -3,11 +3,11 @@
 //! types given), which also works through a transaction-mode pooler.
 
 use crate::error::pg_error;
-use crate::headers;
 use crate::sql::{Param, Params};
 use hooklab_core::clock::UnixMillis;
 use hooklab_core::metadata::Metadata;
 use hooklab_core::provider::ProviderId;
+use hooklab_core::store::headers;
 use hooklab_core::store::{
     Delivery, DeliveryFilter, DeliveryId, DeliverySummary, KeyOutcome, KeyStatus, NewDelivery,
     Recorded, StoreError, verdict_from_json, verdict_to_json,

@@ -7,10 +7,10 @@
 
 use crate::deliveries::limit;
 use crate::error::pg_error;
-use crate::headers;
 use crate::idempotency::SET_STATUS;
 use crate::sql::{Param, Params};
 use hooklab_core::clock::UnixMillis;
+use hooklab_core::store::headers;
 use hooklab_core::store::{
     Attempt, AttemptRecord, DeadLetter, DeadLetterFilter, DeliveryId, JobOutcome, KeyStatus,
     LeasedJob, StoreError,

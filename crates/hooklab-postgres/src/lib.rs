@@ -41,7 +41,6 @@
 pub mod cluster;
 mod deliveries;
 mod error;
-mod headers;
 mod idempotency;
 mod jobs;
 mod objects;

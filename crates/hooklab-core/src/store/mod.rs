@@ -7,6 +7,7 @@
 //! transaction and one fsync, and each call resolves only after the commit that holds it, so a
 //! receiver that awaits `record` before answering 2xx never acknowledges an event it could lose.
 
+pub mod headers;
 pub mod sqlite;
 pub mod transfer;
 

@@ -5,9 +5,9 @@
 //! can be fixed by reprocessing this log.
 
 use super::connection::storage;
-use super::headers;
 use crate::clock::UnixMillis;
 use crate::metadata::Metadata;
+use crate::store::headers;
 use crate::store::{
     Delivery, DeliveryFilter, DeliveryId, DeliverySummary, KeyStatus, NewDelivery, StoreError,
     verdict_from_json, verdict_to_json,

@@ -6,8 +6,8 @@
 //! same transaction.
 
 use super::connection::storage;
-use super::headers;
 use crate::clock::UnixMillis;
+use crate::store::headers;
 use crate::store::{
     Attempt, AttemptRecord, DeadLetter, DeadLetterFilter, DeliveryId, JobId, JobOutcome, KeyStatus,
     LeasedJob, StoreError,

@@ -25,7 +25,6 @@
 
 mod connection;
 mod deliveries;
-mod headers;
 mod idempotency;
 mod jobs;
 mod migrations;

@@ -1,8 +1,9 @@
-//! How a delivery's headers are stored: one JSON array of `[name, value]` pairs, in arrival
-//! order, duplicates kept, names in the case they arrived with. A value that is UTF-8 is a JSON
+//! How a delivery's (and a forward attempt's response) headers are stored, by both engines
+//! (SQLite here, PostgreSQL in `hooklab-postgres`): one JSON array of `[name, value]` pairs, in
+//! arrival order, duplicates kept, names in the case they arrived with. A value that is UTF-8 is a JSON
 //! string; any other value is `{"base64": …}` ([`crate::request::bytes_as_lossless`]), so the
-//! column round-trips byte-exact yet stays readable with the `sqlite3` shell and queryable with
-//! `json_each`. The pairs are this module's own format, not `Header`'s serde shape, so a change
+//! column round-trips byte-exact yet stays readable with the `sqlite3` shell or `psql` and
+//! queryable with `json_each`. One format for both engines: a row moves between them unchanged. The pairs are this module's own format, not `Header`'s serde shape, so a change
 //! to `Header` cannot silently change what is on disk.
 
 use crate::request::{Header, bytes_as_lossless};
@@ -17,7 +18,7 @@ struct StoredRef<'a>(&'a str, #[serde(with = "bytes_as_lossless")] &'a [u8]);
 struct Stored(String, #[serde(with = "bytes_as_lossless")] Vec<u8>);
 
 /// Encodes headers for the `headers` column.
-pub(super) fn encode(headers: &[Header]) -> String {
+pub fn encode(headers: &[Header]) -> String {
     let pairs: Vec<StoredRef<'_>> = headers
         .iter()
         .map(|h| StoredRef(&h.name, &h.value))
@@ -27,7 +28,7 @@ pub(super) fn encode(headers: &[Header]) -> String {
 }
 
 /// Decodes the `headers` column; an error says what is wrong with it.
-pub(super) fn decode(text: &str) -> Result<Vec<Header>, serde_json::Error> {
+pub fn decode(text: &str) -> Result<Vec<Header>, serde_json::Error> {
     let pairs: Vec<Stored> = serde_json::from_str(text)?;
     Ok(pairs
         .into_iter()
@@ -58,6 +59,16 @@ mod tests {
         assert!(
             text.starts_with(r#"[["X-Dup","1"],["content-TYPE""#),
             "the stored form stays readable: {text}"
+        );
+    }
+
+    #[test]
+    fn the_exact_text_on_disk() {
+        // Both engines write this; a change here breaks moving rows between them.
+        let headers = vec![Header::new("X-Dup", "1"), Header::new("X-Bin", vec![0xff])];
+        assert_eq!(
+            encode(&headers),
+            r#"[["X-Dup","1"],["X-Bin",{"base64":"/w=="}]]"#
         );
     }
 
