@@ -71,40 +71,12 @@ pub(crate) async fn fresh_database() -> String {
         .unwrap_or_else(|e| panic!("cannot create a test database: {e}"))
 }
 
-fn delivery(source: &str, verdict: Verdict, body: &[u8]) -> NewDelivery {
-    NewDelivery {
-        received_at: UnixMillis(1_750_000_000_123),
-        source: source.into(),
-        provider: source.parse().ok(),
-        method: "POST".into(),
-        path: format!("/{source}"),
-        query: None,
-        headers: vec![Header::new("Content-Type", "application/json")],
-        body: body.to_vec(),
-        body_size: body.len() as u64,
-        body_refused: false,
-        remote_addr: Some("203.0.113.7:51234".into()),
-        verdict,
-        metadata: Metadata::default(),
-        response_status: 200,
-        idempotency: None,
-        enqueue: false,
-    }
-}
-
-fn valid() -> Verdict {
-    Verdict::valid(0, Some(1_750_000_000), "signature matches secret #0".into())
-}
+#[path = "../../../hooklab-core/tests/fixtures/store.rs"]
+mod fixtures;
+use fixtures::{all, delivery, valid};
 
 fn invalid() -> Verdict {
     Verdict::invalid(Reason::SignatureMismatch, "no secret matches")
-}
-
-fn all() -> DeliveryFilter {
-    DeliveryFilter {
-        limit: Some(10_000),
-        ..Default::default()
-    }
 }
 
 mod idempotency;
