@@ -187,11 +187,11 @@ pub(crate) fn mismatch(
         }
     }
     let mut message = format!(
-        "No configured secret, secret format, body re-encoding{} explains it. Check that the \
-         secret is this endpoint's signing secret ({}) and that nothing modifies the request \
-         before it reaches Hooklab.",
+        "No configured secret matches, in any of the usual secret formats, nor with the body \
+         re-encoded{}. Check that the secret is this endpoint's signing secret — {} — and that \
+         nothing changes the request before it reaches Hooklab.",
         if info.signs_url {
-            " or URL variant"
+            " or another form of the URL"
         } else {
             ""
         },

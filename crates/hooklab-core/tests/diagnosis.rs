@@ -277,7 +277,12 @@ fn a_tampered_body_has_no_false_explanation() {
     let d = v.diagnosis.expect("a mismatch always carries advice");
     assert_eq!(d.finding, None, "nothing explains a forged body");
     assert!(
-        d.message.contains("secret"),
-        "the advice says what to check"
+        d.message.starts_with(
+            "No configured secret matches, in any of the usual secret formats, nor with the \
+             body re-encoded. Check that the secret is this endpoint's signing secret — the \
+             whole whsec_… signing secret"
+        ),
+        "the advice says what was ruled out and what to check, in plain text: {}",
+        d.message
     );
 }

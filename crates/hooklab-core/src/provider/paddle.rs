@@ -31,7 +31,7 @@ impl Scheme for Paddle {
             encoding: Encoding::Hex.name().into(),
             signed_payload: "{ts}:{body}".into(),
             secret_format: "the notification destination's secret key, verbatim \
-                            (`pdl_ntfset_…` prefix included)"
+                            (pdl_ntfset_… prefix included)"
                 .into(),
             tolerance: Tolerance::past_only(5),
             signs_url: false,

@@ -29,8 +29,7 @@ impl Scheme for Stripe {
             algorithm: Digest::Sha256.hmac_name().into(),
             encoding: Encoding::Hex.name().into(),
             signed_payload: "{t}.{body}".into(),
-            secret_format: "the whole `whsec_…` signing secret, verbatim (not base64-decoded)"
-                .into(),
+            secret_format: "the whole whsec_… signing secret, verbatim (not base64-decoded)".into(),
             tolerance: Tolerance::past_only(300),
             signs_url: false,
         }

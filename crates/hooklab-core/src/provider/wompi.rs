@@ -39,7 +39,7 @@ impl Scheme for Wompi {
             signed_payload: "values of signature.properties (paths into data), then timestamp, \
                              then the events secret; checksum in the body's signature.checksum"
                 .into(),
-            secret_format: "the events secret (`prod_events_…` / `test_events_…`), verbatim".into(),
+            secret_format: "the events secret (prod_events_… or test_events_…), verbatim".into(),
             tolerance: Tolerance::NONE,
             signs_url: false,
         }
