@@ -3,6 +3,7 @@
 //! copy is recorded as a duplicate of the first; the per-copy results agree with the database.
 //! Straight at an app, every copy reaches it (and the same answers hash the same).
 
+mod common;
 #[path = "forward/support.rs"]
 #[allow(dead_code)]
 mod support;
@@ -14,29 +15,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 fn inject(db: &std::path::Path, to: &str, extra: &[&str]) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args(["inject", "1", "--to", to, "--json"])
-        .args(extra)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hooklab inject {extra:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn json_of(args: &[&str], db: &std::path::Path) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_default()
+    let args = ["inject", "1", "--to", to, "--json"];
+    common::ok_json(&[&args[..], extra].concat(), db)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,7 +50,7 @@ async fn a_thousand_copy_race_through_the_pipeline_is_forwarded_once() {
     // The app still counts one forward, and the database agrees with the copies' results.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(app.seen().len(), 1, "exactly one forward");
-    let keys = json_of(&["keys", "--json"], &db);
+    let keys = common::json_of(&["keys", "--json"], &db);
     let key = keys
         .as_array()
         .unwrap()
@@ -83,7 +63,7 @@ async fn a_thousand_copy_race_through_the_pipeline_is_forwarded_once() {
         "the first and every copy: {key}"
     );
     assert_eq!(key["first_delivery"], 1);
-    let listed = json_of(&["events", "list", "--json", "--limit", "2000"], &db);
+    let listed = common::json_of(&["events", "list", "--json", "--limit", "2000"], &db);
     let duplicates = listed
         .as_array()
         .unwrap()

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{BIN, Listener, json_of, unix_now};
+use common::{BIN, Listener, json_of, ok_json, unix_now};
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::Command;
@@ -12,27 +12,9 @@ use std::process::Command;
 const SECRET: &str = "whsec_replay_test_secret";
 
 fn replay(db: &std::path::Path, id: i64, to: &str, extra: &[&str]) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args([
-            "replay",
-            &id.to_string(),
-            "--to",
-            to,
-            "--json",
-            "--secret",
-            SECRET,
-        ])
-        .args(extra)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hooklab replay {extra:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let id = id.to_string();
+    let args = ["replay", &id, "--to", to, "--json", "--secret", SECRET];
+    ok_json(&[&args[..], extra].concat(), db)
 }
 
 fn newest(db: &std::path::Path) -> serde_json::Value {

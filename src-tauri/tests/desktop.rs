@@ -350,17 +350,7 @@ fn the_desktop_app_opens_its_window_records_notifies_and_shuts_down_gracefully()
             .unwrap()
             .success()
     );
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = app.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = app.kill();
-            panic!("the app did not exit within 20 s of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = exit_status(&mut app, Duration::from_secs(20), "SIGTERM");
     assert!(status.success(), "exit status {status}");
     assert!(!discovery.exists(), "the discovery file is removed on exit");
     let remembered: serde_json::Value =
@@ -485,17 +475,7 @@ fn quit_from_the_menu_exits_cleanly_and_no_session_bus_is_no_failure() {
     xdotool(&display, &["mousemove", "450", "400"]);
     open_menu(&display);
     xdotool(&display, &["key", "Up", "Return"]);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = app.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = app.kill();
-            panic!("the app did not quit within 20 s of Quit");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = exit_status(&mut app, Duration::from_secs(20), "Quit");
     assert!(status.success(), "exit status {status}");
     assert!(
         !dir.path().join("hooklab.db.control.json").exists(),

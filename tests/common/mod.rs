@@ -106,6 +106,23 @@ pub(crate) fn json_of(args: &[&str], db: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_default()
 }
 
+/// `hooklab ARGS… --db DB`, which must succeed (else the test fails with its stderr) → stdout
+/// parsed as JSON.
+pub(crate) fn ok_json(args: &[&str], db: &Path) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hooklab {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Unix seconds now.
 pub(crate) fn unix_now() -> i64 {
     std::time::SystemTime::now()

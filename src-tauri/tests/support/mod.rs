@@ -6,7 +6,7 @@ pub(crate) mod notifications;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -188,6 +188,21 @@ pub(crate) fn wait_for(limit: Duration, what: &str, mut check: impl FnMut() -> b
     let started = Instant::now();
     while !check() {
         assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits for the app to exit after `what` (killing it and failing past `within`); its status.
+pub(crate) fn exit_status(app: &mut Child, within: Duration, what: &str) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = app.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > within {
+            let _ = app.kill();
+            panic!("the app did not exit within {within:?} of {what}");
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
