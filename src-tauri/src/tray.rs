@@ -108,21 +108,27 @@ impl Menus {
             menus.copy.push(item.clone());
             Ok(item)
         };
+        // The two notification switches, for one menu.
+        let notify_checks = |menus: &mut Self| -> tauri::Result<_> {
+            Ok((
+                check(
+                    menus,
+                    NOTIFY_DEAD,
+                    "Notify on new dead letters",
+                    notify.dead_letter,
+                )?,
+                check(
+                    menus,
+                    NOTIFY_INVALID,
+                    "Notify on invalid signatures",
+                    notify.invalid_signature,
+                )?,
+            ))
+        };
 
         // The window's menu bar: one "Hooklab" menu.
         let window_copy = copy(&mut menus)?;
-        let dead = check(
-            &mut menus,
-            NOTIFY_DEAD,
-            "Notify on new dead letters",
-            notify.dead_letter,
-        )?;
-        let invalid = check(
-            &mut menus,
-            NOTIFY_INVALID,
-            "Notify on invalid signatures",
-            notify.invalid_signature,
-        )?;
+        let (dead, invalid) = notify_checks(&mut menus)?;
         let window_menu = Menu::with_items(
             app,
             &[&Submenu::with_items(
@@ -151,18 +157,7 @@ impl Menus {
                     .push(MenuItem::new(app, line, false, None::<&str>)?);
             }
             let tray_copy = copy(&mut menus)?;
-            let dead = check(
-                &mut menus,
-                NOTIFY_DEAD,
-                "Notify on new dead letters",
-                notify.dead_letter,
-            )?;
-            let invalid = check(
-                &mut menus,
-                NOTIFY_INVALID,
-                "Notify on invalid signatures",
-                notify.invalid_signature,
-            )?;
+            let (dead, invalid) = notify_checks(&mut menus)?;
             let menu = Menu::with_items(
                 app,
                 &[
