@@ -20,7 +20,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startListener, stripeEvent, stripeSignature } from "../ui/e2e/harness.mjs";
+import { descendants, procKb, startListener, stripeEvent, stripeSignature } from "../ui/e2e/harness.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -86,9 +86,9 @@ for (let run = 1; run <= RUNS; run++) {
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
   const tree = [app.pid, ...descendants(app.pid)].map((pid) => ({
     name: readFileSync(`/proc/${pid}/comm`, "utf8").trim(),
-    rss: field(`/proc/${pid}/status`, /VmRSS:\s+(\d+)/),
-    pss: field(`/proc/${pid}/smaps_rollup`, /^Pss:\s+(\d+)/m),
-    uss: field(`/proc/${pid}/smaps_rollup`, /^Private_Clean:\s+(\d+)/m) + field(`/proc/${pid}/smaps_rollup`, /^Private_Dirty:\s+(\d+)/m),
+    rss: procKb(`/proc/${pid}/status`, /VmRSS:\s+(\d+)/),
+    pss: procKb(`/proc/${pid}/smaps_rollup`, /^Pss:\s+(\d+)/m),
+    uss: procKb(`/proc/${pid}/smaps_rollup`, /^Private_Clean:\s+(\d+)/m) + procKb(`/proc/${pid}/smaps_rollup`, /^Private_Dirty:\s+(\d+)/m),
   }));
   const ours = new Set([app.pid, ...descendants(app.pid)]);
   const others = readdirSync("/proc").filter((e) => /^\d+$/.test(e) && !ours.has(Number(e))).filter((e) => {
@@ -120,25 +120,3 @@ function freeDisplay() {
   throw new Error("no free X display");
 }
 
-function field(file, re) {
-  try {
-    return Number(re.exec(readFileSync(file, "utf8"))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-function descendants(pid) {
-  const children = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) children.push(Number(entry), ...descendants(Number(entry)));
-    } catch {
-      // gone
-    }
-  }
-  return children;
-}

@@ -7,11 +7,14 @@
 //   HOOKLAB_BIN=target/release/hooklab HOOKLAB_DESKTOP=target/release/hooklab-desktop \
 //     node ui/e2e/bench.mjs [--events 100000]
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync, mkdtempSync, rmSync, existsSync } from "node:fs";
+import { readFileSync, mkdtempSync, rmSync, existsSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { closeBrowser, openBrowser, startListener, stripeEvent, stripeSignature } from "./harness.mjs";
+import { closeBrowser, descendants, openBrowser, procKb, startListener, stripeEvent, stripeSignature } from "./harness.mjs";
+
+const pssKb = (pid) => procKb(`/proc/${pid}/smaps_rollup`, /^Pss:\s+(\d+)/m);
+const rssKb = (pid) => procKb(`/proc/${pid}/status`, /VmRSS:\s+(\d+)/);
 
 const SECRET = "whsec_bench";
 const args = process.argv.slice(2);
@@ -121,34 +124,5 @@ if (desktop && existsSync(desktop)) {
   await new Promise((r) => app.once("exit", r));
   xvfb.kill();
   rmSync(dir, { recursive: true, force: true });
-}
-
-function descendants(pid) {
-  const children = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) children.push(Number(entry), ...descendants(Number(entry)));
-    } catch {
-      // gone
-    }
-  }
-  return children;
-}
-
-function pssKb(pid) {
-  try {
-    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-    return Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-function rssKb(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
 }
 

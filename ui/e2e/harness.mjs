@@ -4,7 +4,7 @@
 // go to e2e/screenshots/.
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -144,4 +144,29 @@ export async function closeBrowser() {
 export async function screenshot(page, name) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** The process ids below `pid` (children, their children…), read from /proc. */
+export function descendants(pid) {
+  const children = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.push(Number(entry), ...descendants(Number(entry)));
+    } catch {
+      // gone
+    }
+  }
+  return children;
+}
+
+/** The number `re`'s first group finds in a /proc file (kB), 0 when the file or the field is missing. */
+export function procKb(file, re) {
+  try {
+    return Number(re.exec(readFileSync(file, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
