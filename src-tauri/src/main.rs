@@ -191,23 +191,31 @@ fn run(args: Args) -> anyhow::Result<()> {
             let navigate = app.handle().clone();
             let new_window = app.handle().clone();
             let (nav_control, popup_control) = (control_url.clone(), control_url.clone());
-            let window =
-                WebviewWindowBuilder::new(app, "main", WebviewUrl::External(window_url.clone()))
-                    .title("Hooklab")
-                    .inner_size(remembered.width, remembered.height)
-                    .min_inner_size(720.0, 480.0)
-                    .menu(window_menu)
-                    // The window shows the control API and nothing else.
-                    .on_navigation(move |url| follow_link(&navigate, url, &nav_control))
-                    .on_new_window(move |url, _features| {
-                        follow_link(&new_window, &url, &popup_control);
-                        NewWindowResponse::Deny
-                    })
-                    .build()?;
+            // The window opens empty and loads the UI once WebKit's lean settings are in: the
+            // first load starts the web process with the settings of that moment.
+            let blank = WebviewUrl::External("about:blank".parse()?);
+            let window = WebviewWindowBuilder::new(app, "main", blank)
+                .title("Hooklab")
+                .inner_size(remembered.width, remembered.height)
+                .min_inner_size(720.0, 480.0)
+                .menu(window_menu)
+                // The window shows the control API and nothing else.
+                .on_navigation(move |url| follow_link(&navigate, url, &nav_control))
+                .on_new_window(move |url, _features| {
+                    follow_link(&new_window, &url, &popup_control);
+                    NewWindowResponse::Deny
+                })
+                .build()?;
             #[cfg(target_os = "linux")]
-            window.with_webview(|webview| lean::lean_webkit(&webview.inner()))?;
+            {
+                let url = window_url.to_string();
+                window.with_webview(move |webview| {
+                    lean::lean_webkit(&webview.inner());
+                    webkit2gtk::WebViewExt::load_uri(&webview.inner(), &url);
+                })?;
+            }
             #[cfg(not(target_os = "linux"))]
-            let _ = &window;
+            window.navigate(window_url.clone())?;
 
             // The tray's status and the notifications follow the events bus.
             app.manage(menus);
@@ -295,10 +303,7 @@ fn follow_link(app: &tauri::AppHandle, url: &tauri::Url, control: &tauri::Url) -
     match links::decide(url, control) {
         Navigation::Stay => true,
         Navigation::OpenExternally(target) => {
-            // `Shell::open` hands the URL to the system's opener (xdg-open, …); the plugin
-            // deprecated it for tauri-plugin-opener, which does the same.
-            #[allow(deprecated)]
-            if let Err(e) = app.shell().open(&target, None) {
+            if let Err(e) = open_in_browser(app, &target) {
                 tracing::warn!("cannot open {target} in the browser: {e}");
             } else {
                 tracing::info!("opened {target} in the system browser");
@@ -310,6 +315,32 @@ fn follow_link(app: &tauri::AppHandle, url: &tauri::Url, control: &tauri::Url) -
             false
         }
     }
+}
+
+/// Hands `target` to the system's opener, through the shell plugin. On Linux: `xdg-open`, in
+/// the environment the user started the app with (`lean::user_env`: without the settings the
+/// app added for WebKit, which a browser it starts would otherwise inherit).
+#[cfg(target_os = "linux")]
+fn open_in_browser(app: &tauri::AppHandle, target: &str) -> anyhow::Result<()> {
+    let (mut output, _opener) = app
+        .shell()
+        .command("xdg-open")
+        .arg(target)
+        .env_clear()
+        .envs(lean::user_env())
+        .spawn()?;
+    // Read (and dropped) until the opener, and whatever it started, close it.
+    tauri::async_runtime::spawn(async move { while output.recv().await.is_some() {} });
+    Ok(())
+}
+
+/// Hands `target` to the system's opener, through the shell plugin.
+#[cfg(not(target_os = "linux"))]
+fn open_in_browser(app: &tauri::AppHandle, target: &str) -> anyhow::Result<()> {
+    // The plugin deprecated `open` for tauri-plugin-opener, which does the same.
+    #[allow(deprecated)]
+    app.shell().open(target, None)?;
+    Ok(())
 }
 
 /// SIGINT and SIGTERM, listened for from the moment they are registered.

@@ -424,6 +424,9 @@ fn quit_from_the_menu_exits_cleanly_and_no_session_bus_is_no_failure() {
         .env_remove("DBUS_SESSION_BUS_ADDRESS")
         .env_remove("JSC_useJIT")
         .env_remove("WEBKIT_DISABLE_DMABUF_RENDERER")
+        .env_remove("GDK_GL")
+        .env_remove("WEBKIT_WEB_RENDER_DEVICE_FILE")
+        .env_remove("HOOKLAB_WEBKIT_ENV")
         .env("RUST_LOG", "warn,hooklab_desktop=info")
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).unwrap())
@@ -457,9 +460,30 @@ fn quit_from_the_menu_exits_cleanly_and_no_session_bus_is_no_failure() {
     let environ = std::fs::read(format!("/proc/{}/environ", web_process.unwrap())).unwrap();
     let environ: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
     assert!(environ.contains(&&b"JSC_useJIT=0"[..]), "no JSC_useJIT=0");
+    for lean in [
+        &b"WEBKIT_DISABLE_DMABUF_RENDERER=1"[..],
+        b"GDK_GL=disable",
+        b"HOOKLAB_WEBKIT_ENV=JSC_useJIT,WEBKIT_DISABLE_DMABUF_RENDERER,GDK_GL,WEBKIT_WEB_RENDER_DEVICE_FILE",
+    ] {
+        assert!(environ.contains(&lean), "no {}", String::from_utf8_lossy(lean));
+    }
     assert!(
-        environ.contains(&&b"WEBKIT_DISABLE_DMABUF_RENDERER=1"[..]),
-        "no WEBKIT_DISABLE_DMABUF_RENDERER=1"
+        environ
+            .iter()
+            .any(|var| var.starts_with(b"WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/dri/")),
+        "no WEBKIT_WEB_RENDER_DEVICE_FILE"
+    );
+    // With them the app's own process, which only shows the web process's pictures, loads no
+    // GL driver (Mesa's and its LLVM: ~25 MB, docs/benchmarks.md); the web process does.
+    let maps = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    wait_for(
+        Duration::from_secs(30),
+        "the web process's GL driver",
+        || maps(web_process.unwrap()).contains("_dri.so"),
+    );
+    assert!(
+        !maps(pid).contains("_dri.so"),
+        "the app's process loaded a GL driver"
     );
 
     // A dead letter with nowhere to notify: a warning, and the app goes on.
