@@ -9,8 +9,12 @@ source scripts/setup-deps.sh
 npm --prefix ui ci --no-audit --no-fund
 npm --prefix ui run build
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
-  cargo build --release --bin hooklab --bin hooklab-desktop
-  exec target/release/hooklab-desktop "$@"
+  # The `desktop` Cargo profile: release, optimised for size (Cargo.toml); HOOKLAB_PROFILE
+  # picks another. The CLI is built beside the app, in target/desktop/.
+  profile="${HOOKLAB_PROFILE:-desktop}"
+  cargo build --profile "$profile" -p hooklab -p hooklab-desktop
+  [ "$profile" = dev ] && dir=debug || dir="$profile"
+  exec "target/$dir/hooklab-desktop" "$@"
 fi
 cargo build --release --bin hooklab
 echo "No display: running the receiver in this terminal; open the UI address it prints."

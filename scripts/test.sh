@@ -20,6 +20,8 @@ echo "==> cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "==> cargo test"
 cargo test --workspace --locked
+echo "==> the README's run command starts the desktop app (scripts/run.sh on Xvfb)"
+bash scripts/run-check.sh
 echo "==> UI end to end (Chromium + playwright-core against hooklab listen --ui)"
 HOOKLAB_BIN="$PWD/target/debug/hooklab" npm --prefix ui run e2e
 bash scripts/pgbouncer-check.sh
