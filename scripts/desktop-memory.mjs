@@ -4,7 +4,8 @@
 // its process tree (the app and WebKit's network and web processes): RSS, PSS (shared pages
 // split between the processes that map them) and USS (pages no other process maps). PSS
 // depends on what else runs: another WebKit app on the machine takes a share of WebKit's
-// libraries, so the script says when one does. Not a test: it prints figures.
+// libraries, and another X server one of Mesa's (Xvfb loads Mesa and its LLVM, as WebKit's web
+// process does), so the script says when one runs. Not a test: it prints figures.
 //
 //   cargo build -p hooklab -p hooklab-desktop && npm --prefix ui ci && npm --prefix ui run build
 //   node scripts/desktop-memory.mjs [--events 100000] [--runs 3] [--idle 15] [--db FILE]
@@ -90,15 +91,15 @@ for (let run = 1; run <= RUNS; run++) {
     pss: procKb(`/proc/${pid}/smaps_rollup`, /^Pss:\s+(\d+)/m),
     uss: procKb(`/proc/${pid}/smaps_rollup`, /^Private_Clean:\s+(\d+)/m) + procKb(`/proc/${pid}/smaps_rollup`, /^Private_Dirty:\s+(\d+)/m),
   }));
-  const ours = new Set([app.pid, ...descendants(app.pid)]);
+  const ours = new Set([app.pid, ...descendants(app.pid), xvfb.pid]);
   const others = readdirSync("/proc").filter((e) => /^\d+$/.test(e) && !ours.has(Number(e))).filter((e) => {
     try {
-      return /^(WebKit|hooklab-desktop)/.test(readFileSync(`/proc/${e}/comm`, "utf8"));
+      return /^(WebKit|hooklab-desktop|Xvfb|Xorg|Xwayland)/.test(readFileSync(`/proc/${e}/comm`, "utf8"));
     } catch {
       return false;
     }
   });
-  if (others.length) console.log(`  warning: ${others.length} other WebKit or desktop processes run on this machine: PSS is lower than alone`);
+  if (others.length) console.log(`  warning: ${others.length} other WebKit, desktop or X server processes run on this machine: they share libraries with the app, whose PSS is lower than alone`);
   const sum = (key) => tree.reduce((s, p) => s + p[key], 0);
   totals.push(sum("pss"));
   uss.push(sum("uss"));
