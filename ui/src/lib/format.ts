@@ -1,5 +1,12 @@
 // Pure helpers for the views. Everything returns text: the views render it as text only.
-import type { DeliveryDetail } from "./types";
+import type { DeliveryDetail, KeyStatus } from "./types";
+
+/** An idempotency key's statuses, as the filters offer them (typed by the API's own enum). */
+export const KEY_STATUSES: readonly { value: KeyStatus; label: string }[] = [
+  { value: "processing", label: "Processing" },
+  { value: "completed", label: "Completed" },
+  { value: "failed", label: "Failed" },
+];
 
 export function time(ms: number): string {
   const d = new Date(ms);
