@@ -21,7 +21,7 @@ test("search finds a delivery by text in its body or headers, across the whole d
     await page.goto(listener.ui);
     await page.locator(".viewport .row", { hasText: "evt_search_3" }).waitFor();
 
-    const search = page.getByLabel("Search");
+    const search = page.getByRole("searchbox", { name: "Search" });
     await search.fill("zebra-needle");
     await page.getByText("1 in the database").waitFor({ timeout: 5000 });
     const rows = page.locator(".viewport .row");
@@ -36,6 +36,12 @@ test("search finds a delivery by text in its body or headers, across the whole d
     await search.fill("nothing-matches-this");
     await page.getByText("0 in the database").waitFor({ timeout: 5000 });
     assert.equal(await rows.count(), 0);
+
+    // Escape clears the search, as in a search field: every row is back.
+    await search.press("Escape");
+    assert.equal(await search.inputValue(), "");
+    await page.getByText("3 of 3 loaded", { exact: true }).waitFor({ timeout: 5000 });
+    assert.equal(await rows.count(), 3);
     assert.deepEqual(errors, []);
   } finally {
     await close();
