@@ -35,6 +35,20 @@ pub(crate) fn lean_webkit(view: &webkit2gtk::WebView) {
     }
 }
 
+/// The UI talks to the control API over HTTP and never calls Tauri's IPC, so the scripts
+/// Tauri and wry inject into every page for it (`window.ipc`, `__TAURI_INTERNALS__` and the
+/// invoke machinery) are removed before the UI loads, with the message handler they post to.
+/// A page that shows webhook data then has no bridge into the app at all, and the web process
+/// no longer parses and runs them on every load (docs/benchmarks.md, "The UI").
+#[cfg(target_os = "linux")]
+pub(crate) fn without_ipc(view: &webkit2gtk::WebView) {
+    use webkit2gtk::{UserContentManagerExt as _, WebViewExt as _};
+    if let Some(scripts) = view.user_content_manager() {
+        scripts.remove_all_scripts();
+        scripts.unregister_script_message_handler("ipc");
+    }
+}
+
 /// Environment for WebKit's processes (they inherit the app's), each kept when already set:
 /// - `JSC_useJIT=0`: the UI's script is small and mostly waits; without the JIT the web
 ///   process saves its compiled code and the JIT's own data (~9 MB PSS, debug build);

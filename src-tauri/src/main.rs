@@ -211,6 +211,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 let url = window_url.to_string();
                 window.with_webview(move |webview| {
                     lean::lean_webkit(&webview.inner());
+                    lean::without_ipc(&webview.inner());
                     webkit2gtk::WebViewExt::load_uri(&webview.inner(), &url);
                 })?;
             }
