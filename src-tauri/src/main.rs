@@ -104,8 +104,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         config.sources.retain(|s| s.name != source.name);
         config.sources.push(source);
     }
-    // Sources added in the UI live beside the database, as with `hooklab listen`.
+    // Sources added in the UI, and the UI's settings, live beside the database, as with
+    // `hooklab listen`.
     config.sources_file = Some(hooklab_server::config::sources_file::path_beside(&db));
+    config.ui_settings_file = Some(hooklab_server::config::ui_settings::path_beside(&db));
     // The window is the control API's UI: it always runs (loopback, fresh token).
     config.control_port = Some(config.control_port.unwrap_or(0));
 

@@ -29,8 +29,9 @@ pub(crate) fn run(args: ListenArgs) -> anyhow::Result<ExitCode> {
         (None, Some(p)) => p.clone(),
         (None, None) => db_path(&args.db)?,
     };
-    // Sources added in the UI live beside the database.
+    // Sources added in the UI, and the UI's settings, live beside the database.
     config.sources_file = Some(hooklab_server::config::sources_file::path_beside(&db));
+    config.ui_settings_file = Some(hooklab_server::config::ui_settings::path_beside(&db));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

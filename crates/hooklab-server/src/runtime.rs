@@ -133,20 +133,23 @@ pub async fn start_with_clock(
     receiver = receiver.with_job_waker(worker.waker());
     let control = match config.control_port {
         Some(port) => {
+            let mut data = crate::control::api::DataState::new(Arc::clone(&store), events.clone())
+                .with_receiver(
+                    receiver.clone(),
+                    addr,
+                    config
+                        .sources_file
+                        .clone()
+                        .map(|file| crate::control::api::SourcesFile::new(file, managed.clone())),
+                )
+                .with_forwarding(forwarding.clone());
+            if let Some(path) = config.ui_settings_file.clone() {
+                data = data.with_ui_settings(path);
+            }
             let state = ControlState {
                 tunnel: Some(tunnel.clone()),
                 receiver: Some(format!("http://{addr}")),
-                data: Some(
-                    crate::control::api::DataState::new(Arc::clone(&store), events.clone())
-                        .with_receiver(
-                            receiver.clone(),
-                            addr,
-                            config.sources_file.clone().map(|file| {
-                                crate::control::api::SourcesFile::new(file, managed.clone())
-                            }),
-                        )
-                        .with_forwarding(forwarding.clone()),
-                ),
+                data: Some(data),
                 ui_dir: crate::control::ui_dir(),
             };
             let server =

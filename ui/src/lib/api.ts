@@ -14,6 +14,7 @@ import type {
   Health,
   SourceView,
   SourceInput,
+  UiSettings,
   ProviderInfo,
   TestEventSent,
   TemplateSet,
@@ -123,6 +124,19 @@ export class Api {
     return this.call<Timeline>(
       `/api/objects/${encodeURIComponent(objectId)}/timeline`,
     );
+  }
+
+  /** The UI's own settings, kept beside the database (the defaults when none are kept). */
+  uiSettings() {
+    return this.call<UiSettings>("/api/ui-settings");
+  }
+
+  saveUiSettings(settings: UiSettings) {
+    return this.call<UiSettings>("/api/ui-settings", {
+      method: "PUT",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(settings),
+    });
   }
 
   deadLetters() {

@@ -42,3 +42,5 @@ export type Imported = Schemas["Imported"];
 export type Scenario = Schemas["Scenario"];
 export type ScenarioStep = Schemas["Step"];
 export type ScenarioToml = Schemas["ScenarioToml"];
+export type UiSettings = Schemas["UiSettings"];
+export type Theme = Schemas["Theme"];

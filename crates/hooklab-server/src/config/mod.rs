@@ -59,6 +59,7 @@ pub mod sources_file;
 #[cfg(test)]
 mod tests;
 mod tunnel;
+pub mod ui_settings;
 
 pub use forward::{DEFAULT_CONCURRENCY, DEFAULT_FORWARD_TIMEOUT, SuccessPolicy, check_forward_url};
 pub use reconcile::{DEFAULT_OLDER_THAN, ReconcileSettings};
@@ -121,6 +122,10 @@ pub struct Config {
     /// the configured ones) and rewritten when the UI changes them. `None`: the UI cannot add
     /// sources. Set by the CLI and the desktop app beside the database, never from TOML.
     pub sources_file: Option<std::path::PathBuf>,
+    /// Where the UI keeps its own settings ([`ui_settings`]). `None`: the UI's choices last
+    /// until it is closed. Set by the CLI and the desktop app beside the database, never from
+    /// TOML.
+    pub ui_settings_file: Option<std::path::PathBuf>,
 }
 
 /// The default for [`Config::review_after`].
@@ -145,6 +150,7 @@ impl Default for Config {
             tunnel: None,
             control_port: None,
             sources_file: None,
+            ui_settings_file: None,
         }
     }
 }
@@ -299,6 +305,7 @@ impl Config {
             tunnel: raw.tunnel.map(|t| t.resolve(file, env)).transpose()?,
             control_port: raw.control_port,
             sources_file: None,
+            ui_settings_file: None,
         };
         config.validate_at(file)?;
         Ok(config)

@@ -268,3 +268,66 @@ async fn test_events_need_a_known_source_and_sources_never_show_secrets() {
     let (status, _, _) = call(&f, "POST", "/api/test-event", "{\"src\": 1}").await;
     assert_eq!(status, 400);
 }
+
+#[tokio::test]
+async fn ui_settings_are_kept_beside_the_database_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let file = crate::config::ui_settings::path_beside(&db);
+    let store = Arc::new(SqliteStore::open(&db).unwrap());
+    let (events, _) = broadcast::channel(16);
+    let state = ControlState {
+        data: Some(DataState::new(store, events.clone()).with_ui_settings(file.clone())),
+        ..ControlState::default()
+    };
+    let f = Fixture {
+        server: serve(0, state).await.unwrap(),
+        events,
+        _dir: dir,
+    };
+    // Nothing saved yet: the defaults.
+    let (status, settings) = json(&f, "/api/ui-settings").await;
+    assert_eq!(
+        (status, settings),
+        (200, serde_json::json!({"theme": "auto"}))
+    );
+    assert!(!file.exists());
+
+    let (status, _, out) = call(&f, "PUT", "/api/ui-settings", "{\"theme\": \"dark\"}").await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&out));
+    let (_, settings) = json(&f, "/api/ui-settings").await;
+    assert_eq!(settings, serde_json::json!({"theme": "dark"}));
+    assert_eq!(
+        crate::config::ui_settings::load(&file),
+        Ok(crate::config::ui_settings::UiSettings {
+            theme: crate::config::ui_settings::Theme::Dark
+        })
+    );
+
+    // A value the UI does not know, or an unknown field, changes nothing.
+    for bad in [
+        "{\"theme\": \"purple\"}",
+        "{\"theme\": \"dark\", \"font\": 3}",
+        "dark",
+    ] {
+        let (status, _, out) = call(&f, "PUT", "/api/ui-settings", bad).await;
+        assert_eq!(status, 400, "{bad}: {}", String::from_utf8_lossy(&out));
+    }
+    let (_, settings) = json(&f, "/api/ui-settings").await;
+    assert_eq!(settings, serde_json::json!({"theme": "dark"}));
+    let (status, _, _) = call(&f, "DELETE", "/api/ui-settings", "").await;
+    assert_eq!(status, 405);
+}
+
+#[tokio::test]
+async fn without_a_settings_file_the_ui_gets_the_defaults_and_a_save_is_refused() {
+    let f = fixture(0).await;
+    let (status, settings) = json(&f, "/api/ui-settings").await;
+    assert_eq!(
+        (status, settings),
+        (200, serde_json::json!({"theme": "auto"}))
+    );
+    let (status, _, out) = call(&f, "PUT", "/api/ui-settings", "{\"theme\": \"light\"}").await;
+    assert_eq!(status, 409);
+    assert!(String::from_utf8_lossy(&out).contains("not_kept"));
+}

@@ -85,6 +85,24 @@ pub struct DataState {
     pub sources_file: Option<Arc<SourcesFile>>,
     /// The worker's routes: a source's forward target changed in the UI takes effect at once.
     pub forwarding: Option<crate::runtime::Forwarding>,
+    /// Where the UI's own settings are kept; `None`: they are not kept.
+    pub ui_settings_file: Option<Arc<UiSettingsFile>>,
+}
+
+/// The file of the UI's settings; the lock keeps two saves from interleaving.
+#[derive(Debug)]
+pub struct UiSettingsFile {
+    path: std::path::PathBuf,
+    lock: tokio::sync::Mutex<()>,
+}
+
+impl UiSettingsFile {
+    pub fn new(path: std::path::PathBuf) -> Self {
+        Self {
+            path,
+            lock: tokio::sync::Mutex::new(()),
+        }
+    }
 }
 
 /// The file of UI-managed sources, and which sources it holds (the others come from the
@@ -114,7 +132,14 @@ impl DataState {
             receiver_addr: None,
             sources_file: None,
             forwarding: None,
+            ui_settings_file: None,
         }
+    }
+
+    /// Keeping the UI's settings in `path` (`<db>.ui.json`).
+    pub fn with_ui_settings(mut self, path: std::path::PathBuf) -> Self {
+        self.ui_settings_file = Some(Arc::new(UiSettingsFile::new(path)));
+        self
     }
 
     /// With the worker's routes, so sources' forward targets can be changed from the UI.
@@ -178,6 +203,8 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
             change_source(data, req, Some(&name)).await
         }
         (&Method::DELETE, ["api", "sources", name]) => delete_source(data, &decode(name)).await,
+        (&Method::GET, ["api", "ui-settings"]) => ui_settings(data).await,
+        (&Method::PUT, ["api", "ui-settings"]) => save_ui_settings(data, req).await,
         (&Method::GET, ["api", "providers"]) => list_providers().await,
         (&Method::GET, ["api", "templates"]) => list_templates().await,
         (&Method::POST, ["api", "import"]) => capture::import(data, &query, req).await,
@@ -198,7 +225,7 @@ pub(super) async fn route(data: &DataState, req: Request) -> Result<Response, Re
                 "api",
                 "events" | "keys" | "objects" | "dlq" | "stream" | "sources" | "test-event"
                 | "diff" | "templates" | "inject" | "scenario" | "import" | "deliveries"
-                | "sequence",
+                | "sequence" | "ui-settings",
                 ..,
             ],
         ) => Err(Problem::new(
@@ -316,6 +343,41 @@ fn limit(params: &[(String, String)], default: u32) -> Result<u32, Problem> {
 }
 
 /// The request's JSON body as a `T`; a 400 that starts with `expected` when it is not one.
+/// The UI's settings: the saved ones, else the defaults.
+async fn ui_settings(data: &DataState) -> Answer {
+    use crate::config::ui_settings;
+    let Some(file) = &data.ui_settings_file else {
+        return ok(&ui_settings::UiSettings::default());
+    };
+    let _saving = file.lock.lock().await;
+    let settings = ui_settings::load(&file.path)
+        .map_err(|e| Problem::new(StatusCode::SERVICE_UNAVAILABLE, "storage", e))?;
+    ok(&settings)
+}
+
+/// Replaces the UI's settings and answers with them.
+async fn save_ui_settings(data: &DataState, req: Request) -> Answer {
+    use crate::config::ui_settings;
+    let settings: ui_settings::UiSettings =
+        read_json(req, "expected {\"theme\": \"auto\" | \"light\" | \"dark\"}").await?;
+    let Some(file) = &data.ui_settings_file else {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "not_kept",
+            "this instance keeps no UI settings (it has no database file to keep them beside)",
+        ));
+    };
+    let _saving = file.lock.lock().await;
+    ui_settings::save(&file.path, &settings).map_err(|e| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage",
+            format!("could not save {} ({e})", file.path.display()),
+        )
+    })?;
+    ok(&settings)
+}
+
 async fn read_json<T: serde::de::DeserializeOwned>(
     req: Request,
     expected: &str,

@@ -432,6 +432,25 @@ pub fn document() -> Value {
         deleted,
         "application/json",
     );
+    let settings = b.schema::<crate::config::ui_settings::UiSettings>();
+    b.op(
+        "get",
+        "/api/ui-settings",
+        "The UI's own settings (kept beside the database), or the defaults",
+        &[],
+        None,
+        settings.clone(),
+        "application/json",
+    );
+    b.op(
+        "put",
+        "/api/ui-settings",
+        "Replace the UI's settings (409 `not_kept` when this instance keeps none)",
+        &[],
+        Some(settings.clone()),
+        settings,
+        "application/json",
+    );
     let providers = b.schema::<Vec<hooklab_core::provider::ProviderInfo>>();
     b.op(
         "get",
