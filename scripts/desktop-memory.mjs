@@ -73,7 +73,7 @@ async function fill() {
   console.error(`${EVENTS} deliveries in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-const mb = (kb) => (kb / 1024).toFixed(0);
+const mb = (kb) => (kb / 1024).toFixed(1);
 const totals = [];
 const uss = [];
 for (let run = 1; run <= RUNS; run++) {
