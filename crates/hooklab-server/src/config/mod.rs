@@ -128,6 +128,40 @@ pub struct Config {
     pub ui_settings_file: Option<std::path::PathBuf>,
 }
 
+/// Writes `bytes` to `path` atomically: a temporary file beside it (`mode` on Unix, when
+/// given), synced, renamed over `path`, and the folder synced so the rename survives a crash.
+pub(crate) fn write_atomically(
+    path: &std::path::Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        if let Some(mode) = mode {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(mode);
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
+        let mut file = options.open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
 /// The default for [`Config::review_after`].
 pub const DEFAULT_REVIEW_AFTER: Duration = Duration::from_secs(3600);
 

@@ -4,7 +4,6 @@
 //! by hand. Sources from the configuration file or `--source` flags are never written here.
 
 use super::{Config, ConfigError, SourceConfig};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// `<db>.sources.toml`.
@@ -71,27 +70,7 @@ pub fn save(path: &Path, sources: &[SourceConfig]) -> std::io::Result<()> {
         text.push('\n');
         text.push_str(&toml::to_string(&toml::Value::Table(doc)).map_err(std::io::Error::other)?);
     }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let tmp = path.with_extension("toml.tmp");
-    {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    if let Some(dir) = dir {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
+    super::write_atomically(path, text.as_bytes(), Some(0o600))
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 //! kept per origin, port included (and the desktop app's webview keeps nothing on disk).
 
 use serde::{Deserialize, Serialize};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The UI's colours.
@@ -53,14 +52,7 @@ pub fn load(path: &Path) -> Result<UiSettings, String> {
 pub fn save(path: &Path, settings: &UiSettings) -> std::io::Result<()> {
     let mut text = serde_json::to_vec_pretty(settings).map_err(std::io::Error::other)?;
     text.push(b'\n');
-    let mut temp = path.as_os_str().to_os_string();
-    temp.push(".tmp");
-    let temp = PathBuf::from(temp);
-    let mut file = std::fs::File::create(&temp)?;
-    file.write_all(&text)?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(&temp, path)
+    super::write_atomically(path, &text, None)
 }
 
 #[cfg(test)]
